@@ -1,0 +1,2 @@
+//! The toolhost host: discovery, toolsets, tool definitions, the dispatch pipeline and
+//! the CLI.

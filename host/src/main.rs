@@ -1,0 +1,3 @@
+//! The `toolhost` binary.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Shared helpers for toolhost's integration tests.

@@ -1,0 +1,58 @@
+//! The approval gate interface: "may this command run?".
+//!
+//! The terminal tool calls [`ApprovalGate::check`] before every command. The gate may
+//! block the calling thread (an interactive prompt, a smart-mode model call), so it is
+//! called from a blocking thread, never from an async task.
+
+/// One command to decide on.
+#[derive(Clone, Debug, Default)]
+pub struct CommandCheck {
+    /// The command exactly as it will run.
+    pub command: String,
+    /// Session-scoped approvals are keyed by this.
+    pub session_key: String,
+    /// The task the command runs for.
+    pub task_id: String,
+    /// The model's tool call id (for observers).
+    pub tool_call_id: String,
+    /// Backend name: `local`, `docker`, `ssh`, `sandbox`, ...
+    pub env_type: String,
+    /// False for isolated backends (sandbox, container without host mounts): only the
+    /// hardline floor applies there.
+    pub host_access: bool,
+}
+
+/// The gate's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GateDecision {
+    /// Run it. `note` (e.g. "Command required approval (...) and was approved by the
+    /// user.") is added to the terminal result as `approval`.
+    Approved {
+        /// Optional note for the result.
+        note: Option<String>,
+    },
+    /// Do not run it; `message` goes back to the model.
+    Blocked {
+        /// Why, for the model.
+        message: String,
+        /// True when the hardline floor blocked it (no approval can pass it).
+        hardline: bool,
+    },
+}
+
+/// Decides whether a command may run.
+pub trait ApprovalGate: Send + Sync {
+    /// Decide on `check`. May block (prompts).
+    fn check(&self, check: &CommandCheck) -> GateDecision;
+}
+
+/// A gate that approves everything: only for tests and for embedders that run their own
+/// policy. The real gate is built from configuration by the approval module.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AllowAllGate;
+
+impl ApprovalGate for AllowAllGate {
+    fn check(&self, _check: &CommandCheck) -> GateDecision {
+        GateDecision::Approved { note: None }
+    }
+}

@@ -1,0 +1,32 @@
+//! tools-core: toolhost's registry, core tools, approval system and execution
+//! environments.
+//!
+//! The host (`toolhost` binary) builds a [`Registry`], registers the core tools with
+//! [`tools::register_core_tools`], then plugins and MCP tools; its dispatch pipeline calls
+//! into the registry. Everything here is usable on its own by embedders.
+
+pub mod approval;
+pub mod atomic_file;
+pub mod availability;
+pub mod bridge;
+pub mod context;
+pub mod entry;
+pub mod error;
+pub mod handler;
+pub mod home;
+pub mod hooks;
+pub mod registry;
+pub mod result;
+pub mod services;
+pub mod settings;
+pub mod tools;
+
+pub use availability::{Availability, AvailabilityCheck, AvailabilityPass};
+pub use context::ToolContext;
+pub use entry::{Parallelism, SchemaPatch, ToolBuilder, ToolEntry, ToolSource};
+pub use error::{RegisterError, ToolError};
+pub use handler::{ToolHandler, ToolOutcome};
+pub use home::Home;
+pub use hooks::{CallStatus, Hooks, PreToolDecision};
+pub use registry::{DispatchResult, RegisterOutcome, Registry};
+pub use services::CoreServices;
