@@ -5,6 +5,7 @@
 //! [`tools::register_core_tools`], then plugins and MCP tools; its dispatch pipeline calls
 //! into the registry. Everything here is usable on its own by embedders.
 
+pub mod ansi;
 pub mod approval;
 pub mod atomic_file;
 pub mod availability;
@@ -12,6 +13,7 @@ pub mod bridge;
 pub mod config_edit;
 pub mod context;
 pub mod entry;
+pub mod environments;
 pub mod error;
 pub mod handler;
 pub mod home;

@@ -1,0 +1,266 @@
+//! A process started on this host in its own process group (or session, with a PTY),
+//! with stdout and stderr merged into one pipe. Killing it signals the whole group
+//! (SIGTERM, up to 1 s grace, SIGKILL) and reaps the leader, so nothing is left behind.
+//!
+//! Used directly by the local and sandbox backends, and for the client processes of the
+//! ssh and singularity backends.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal};
+
+use super::{RunningCommand, StdinMode};
+
+/// What to start.
+#[derive(Debug, Default)]
+pub struct LocalCommand {
+    /// Program.
+    pub program: OsString,
+    /// Arguments.
+    pub args: Vec<OsString>,
+    /// The complete environment (`None` = inherit).
+    pub env: Option<Vec<(OsString, OsString)>>,
+    /// Working directory of the process.
+    pub cwd: Option<PathBuf>,
+    /// Stdin.
+    pub stdin: StdinMode,
+    /// Attach a pseudo-terminal (30 rows × 120 columns).
+    pub pty: bool,
+}
+
+/// Exit code as a shell reports it: the code, or 128 + signal.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(-1)
+}
+
+/// A started local process.
+pub struct LocalChild {
+    child: Child,
+    pgid: Option<Pid>,
+    output: Option<Box<dyn Read + Send>>,
+    stdin: Option<Box<dyn Write + Send>>,
+    exit: Option<i32>,
+    /// Runs after the group is killed (e.g. a remote kill for ssh clients).
+    on_kill: Option<Box<dyn FnMut() + Send>>,
+}
+
+impl std::fmt::Debug for LocalChild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalChild")
+            .field("pid", &self.child.id())
+            .field("exit", &self.exit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A PTY master read through a `File`; EIO after the child side closes means EOF.
+struct PtyReader(std::fs::File);
+
+impl Read for PtyReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.0.read(buf) {
+            Err(err) if err.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error()) => Ok(0),
+            other => other,
+        }
+    }
+}
+
+/// Writes stdin data on a helper thread so a child that does not read cannot block us.
+fn feed_stdin(mut pipe: impl Write + Send + 'static, data: Vec<u8>) {
+    std::thread::spawn(move || {
+        let _ = pipe.write_all(&data);
+    });
+}
+
+impl LocalChild {
+    /// Start `spec`.
+    pub fn spawn(spec: LocalCommand) -> std::io::Result<LocalChild> {
+        if spec.pty {
+            return Self::spawn_pty(spec);
+        }
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args);
+        if let Some(env) = &spec.env {
+            cmd.env_clear();
+            cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        cmd.process_group(0);
+        let (reader, writer) = std::io::pipe()?;
+        cmd.stdout(writer.try_clone()?);
+        cmd.stderr(writer);
+        cmd.stdin(match spec.stdin {
+            StdinMode::Null => Stdio::null(),
+            StdinMode::Piped | StdinMode::Data(_) => Stdio::piped(),
+        });
+        let mut child = cmd.spawn()?;
+        // Drop our copies of the pipe's write end, or EOF never comes.
+        drop(cmd);
+        let pgid = Pid::from_raw(child.id() as i32);
+        let mut stdin: Option<Box<dyn Write + Send>> = None;
+        if let Some(pipe) = child.stdin.take() {
+            match spec.stdin {
+                StdinMode::Data(data) => feed_stdin(pipe, data),
+                _ => stdin = Some(Box::new(pipe)),
+            }
+        }
+        Ok(LocalChild {
+            child,
+            pgid,
+            output: Some(Box::new(reader)),
+            stdin,
+            exit: None,
+            on_kill: None,
+        })
+    }
+
+    fn spawn_pty(spec: LocalCommand) -> std::io::Result<LocalChild> {
+        let to_io = |e: pty_process::Error| std::io::Error::other(e.to_string());
+        let (pty, pts) = pty_process::blocking::open().map_err(to_io)?;
+        pty.resize(pty_process::Size::new(30, 120)).map_err(to_io)?;
+        let mut cmd = pty_process::blocking::Command::new(&spec.program).args(&spec.args);
+        if let Some(env) = &spec.env {
+            cmd = cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(cwd) = &spec.cwd {
+            cmd = cmd.current_dir(cwd);
+        }
+        let child = cmd.spawn(pts).map_err(to_io)?;
+        let master: std::os::fd::OwnedFd = pty.into();
+        let read_side = std::fs::File::from(master);
+        let mut write_side = read_side.try_clone()?;
+        let mut stdin: Option<Box<dyn Write + Send>> = None;
+        match spec.stdin {
+            StdinMode::Data(data) => {
+                let _ = write_side.write_all(&data);
+            }
+            StdinMode::Piped => stdin = Some(Box::new(write_side)),
+            StdinMode::Null => {}
+        }
+        let pgid = Pid::from_raw(child.id() as i32);
+        Ok(LocalChild {
+            child,
+            pgid,
+            output: Some(Box::new(PtyReader(read_side))),
+            stdin,
+            exit: None,
+            on_kill: None,
+        })
+    }
+
+    /// Run `f` after the local group is killed (remote cleanup for client processes).
+    pub fn on_kill(mut self, f: impl FnMut() + Send + 'static) -> Self {
+        self.on_kill = Some(Box::new(f));
+        self
+    }
+
+    fn group_alive(&self) -> bool {
+        self.pgid
+            .is_some_and(|pgid| rustix::process::test_kill_process_group(pgid).is_ok())
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        match self.pgid {
+            Some(pgid) => {
+                let _ = rustix::process::kill_process_group(pgid, signal);
+            }
+            None => {
+                if let Some(pid) = Pid::from_raw(self.child.id() as i32) {
+                    let _ = rustix::process::kill_process(pid, signal);
+                }
+            }
+        }
+    }
+
+    fn wait_group_gone(&mut self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            // Reap the leader promptly: an unreaped leader keeps the group "alive".
+            if self.exit.is_none()
+                && let Ok(Some(status)) = self.child.try_wait()
+            {
+                self.exit = Some(exit_code(status));
+            }
+            if !self.group_alive() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl RunningCommand for LocalChild {
+    fn take_output(&mut self) -> Option<Box<dyn Read + Send>> {
+        self.output.take()
+    }
+
+    fn take_stdin(&mut self) -> Option<Box<dyn Write + Send>> {
+        self.stdin.take()
+    }
+
+    fn try_wait(&mut self) -> std::io::Result<Option<i32>> {
+        if self.exit.is_none()
+            && let Some(status) = self.child.try_wait()?
+        {
+            self.exit = Some(exit_code(status));
+        }
+        Ok(self.exit)
+    }
+
+    fn wait(&mut self) -> std::io::Result<i32> {
+        if let Some(code) = self.exit {
+            return Ok(code);
+        }
+        let code = exit_code(self.child.wait()?);
+        self.exit = Some(code);
+        Ok(code)
+    }
+
+    fn kill(&mut self) {
+        if let Some(on_kill) = &mut self.on_kill {
+            on_kill();
+        }
+        if self.group_alive() {
+            self.signal_group(Signal::TERM);
+            if !self.wait_group_gone(Duration::from_secs(1)) {
+                self.signal_group(Signal::KILL);
+                self.wait_group_gone(Duration::from_secs(2));
+            }
+        }
+        if self.exit.is_none() {
+            let _ = self.child.kill();
+            if let Ok(status) = self.child.wait() {
+                self.exit = Some(exit_code(status));
+            }
+        }
+    }
+
+    fn pid(&self) -> Option<u32> {
+        Some(self.child.id())
+    }
+}
+
+impl Drop for LocalChild {
+    fn drop(&mut self) {
+        // Never leave a zombie or a running group behind.
+        if self.exit.is_none() {
+            match self.child.try_wait() {
+                Ok(Some(_)) => {}
+                _ => self.kill(),
+            }
+        }
+    }
+}
