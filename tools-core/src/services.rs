@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::approval::{AllowAllGate, ApprovalGate};
+use crate::environments::EnvironmentManager;
 use crate::home::Home;
 use crate::hooks::Hooks;
 use crate::settings::CoreSettings;
@@ -19,6 +20,9 @@ pub struct CoreServices {
     pub hooks: Arc<Hooks>,
     /// The gate terminal commands pass.
     pub approval: Arc<dyn ApprovalGate>,
+    /// Execution environments per task and background processes (from
+    /// `settings.terminal`). Call [`CoreServices::shutdown`] on exit.
+    pub environments: Arc<EnvironmentManager>,
 }
 
 impl std::fmt::Debug for CoreServices {
@@ -31,13 +35,38 @@ impl std::fmt::Debug for CoreServices {
 }
 
 impl CoreServices {
-    /// Services with default settings, fresh hooks and the allow-all gate (tests).
-    pub fn for_tests(home: Home) -> Self {
+    /// Services from parsed settings. Creates the environment manager (nothing is
+    /// started until a tool needs an environment).
+    pub fn new(
+        home: Home,
+        settings: CoreSettings,
+        hooks: Arc<Hooks>,
+        approval: Arc<dyn ApprovalGate>,
+    ) -> Self {
+        let environments = EnvironmentManager::new(settings.terminal.clone(), home.clone());
         CoreServices {
             home,
-            settings: CoreSettings::default(),
-            hooks: Arc::new(Hooks::new()),
-            approval: Arc::new(AllowAllGate),
+            settings,
+            hooks,
+            approval,
+            environments,
         }
+    }
+
+    /// Services with default settings, fresh hooks and the allow-all gate (tests).
+    pub fn for_tests(home: Home) -> Self {
+        Self::new(
+            home,
+            CoreSettings::default(),
+            Arc::new(Hooks::new()),
+            Arc::new(AllowAllGate),
+        )
+    }
+
+    /// Kill background processes and tear down every execution environment (containers,
+    /// ssh connections, sandboxes). The host calls this once on exit, including after
+    /// Ctrl-C; it is idempotent and bounded (~15 s).
+    pub fn shutdown(&self) {
+        self.environments.shutdown();
     }
 }

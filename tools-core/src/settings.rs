@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use crate::approval::ApprovalSettings;
+use crate::environments::TerminalSettings;
 
 /// `[tool_output]`: caps applied inside tools.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -35,4 +36,6 @@ pub struct CoreSettings {
     pub tool_output: ToolOutputSettings,
     /// `[approvals]`.
     pub approvals: ApprovalSettings,
+    /// `[terminal]` (backend, limits, per-backend sections).
+    pub terminal: TerminalSettings,
 }

@@ -163,9 +163,14 @@ impl OutputCapture {
         }
     }
 
-    /// The retained tail, for parsing the wrapper's report.
-    pub fn tail_bytes(&self) -> Vec<u8> {
-        self.tail.iter().copied().collect()
+    /// The last (at most) `max` retained bytes of the stream, for parsing the wrapper's
+    /// report.
+    pub fn end_bytes(&self, max: usize) -> Vec<u8> {
+        let from_tail = self.tail.len().min(max);
+        let from_head = (max - from_tail).min(self.head.len());
+        let mut out = self.head[self.head.len() - from_head..].to_vec();
+        out.extend(self.tail.iter().skip(self.tail.len() - from_tail));
+        out
     }
 
     /// Render: everything when it fits, else head + omission marker + tail. `suffix`

@@ -242,19 +242,20 @@ impl BackgroundProcess {
 
     /// Kill the whole group. Returns false when it had already finished.
     pub fn kill(&self, source: &'static str) -> bool {
-        if self.status() != ProcessStatus::Running {
-            return false;
-        }
-        lock(&self.stdin).take();
-        lock(&self.handle).kill();
-        let mut state = lock(&self.state);
-        if state.status == ProcessStatus::Running {
+        {
+            // Claim the ending first so the reader thread does not record the signal's
+            // exit status as an ordinary exit.
+            let mut state = lock(&self.state);
+            if state.status != ProcessStatus::Running {
+                return false;
+            }
             state.status = ProcessStatus::Killed;
             state.exit_code = Some(-15);
             state.termination_source = Some(source);
             state.finished_at = Some(Instant::now());
         }
-        drop(state);
+        lock(&self.stdin).take();
+        lock(&self.handle).kill();
         self.changed.notify_all();
         true
     }

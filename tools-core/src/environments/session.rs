@@ -241,7 +241,7 @@ impl TaskEnvironment {
         );
         drop(child);
         // The cwd report is the last thing printed; it is always in the retained tail.
-        let tail = capture.tail_bytes();
+        let tail = capture.end_bytes(16 * 1024);
         if let Some((cut, start, end)) = self.scripts.find_cwd_report(&tail) {
             capture.cut_end(tail.len() - cut);
             let moved = start != end;

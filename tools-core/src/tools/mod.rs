@@ -11,11 +11,17 @@ use crate::error::RegisterError;
 use crate::registry::Registry;
 use crate::services::CoreServices;
 
+pub mod process;
+pub mod terminal;
+
 /// Builds one core tool.
 pub type CoreToolBuilder = fn(&Arc<CoreServices>) -> Result<ToolEntry, RegisterError>;
 
 /// Every core tool, in registration order.
-pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[];
+pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
+    ("terminal", terminal::build),
+    ("process", process::build),
+];
 
 /// A core tool that could not be registered.
 #[derive(Debug)]
