@@ -403,3 +403,7 @@ fn ensure_json(text: String) -> String {
         Value::String(text).to_string()
     }
 }
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;
