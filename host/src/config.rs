@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
+use tools_core::environments::TerminalSettings;
 use tools_core::settings::{CoreSettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
@@ -22,6 +23,8 @@ pub struct Config {
     pub approvals: ApprovalSettings,
     /// `[dispatch]` — batch concurrency, deadlines, result limits.
     pub dispatch: DispatchSettings,
+    /// `[terminal]` — execution backend, limits, per-backend sections.
+    pub terminal: TerminalSettings,
 }
 
 impl Config {
@@ -30,6 +33,7 @@ impl Config {
         CoreSettings {
             tool_output: self.tool_output.clone(),
             approvals: self.approvals.clone(),
+            terminal: self.terminal.clone(),
         }
     }
 }

@@ -82,9 +82,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Backends whose processes run on this host's file system (cwd can be checked here).
-fn host_fs(kind: BackendKind) -> bool {
-    matches!(kind, BackendKind::Local | BackendKind::Sandbox)
+/// Backends whose processes are killed through their local process group (no pid file).
+fn killed_locally(kind: BackendKind) -> bool {
+    matches!(
+        kind,
+        BackendKind::Local | BackendKind::Sandbox | BackendKind::Singularity
+    )
 }
 
 impl TaskEnvironment {
@@ -183,7 +186,7 @@ impl TaskEnvironment {
     }
 
     fn pid_file(&self) -> Option<String> {
-        if host_fs(self.kind()) || self.kind() == BackendKind::Singularity {
+        if killed_locally(self.kind()) {
             // Killed through the local process group.
             return None;
         }
@@ -199,7 +202,9 @@ impl TaskEnvironment {
     /// from a deleted local directory by walking up to an existing parent.
     fn effective_cwd(&self, workdir: Option<&str>) -> String {
         let cwd = workdir.map(str::to_string).unwrap_or_else(|| self.cwd());
-        if workdir.is_none() && host_fs(self.kind()) && !cwd.starts_with('~') {
+        // Only the local backend sees this host's file system as it is (the sandbox has
+        // a private /tmp).
+        if workdir.is_none() && self.kind() == BackendKind::Local && !cwd.starts_with('~') {
             let path = Path::new(&cwd);
             if !path.is_dir() {
                 let fallback = path

@@ -190,15 +190,16 @@ fn rfind(haystack: &[u8], needle: &[u8], before: usize) -> Option<usize> {
 
 /// Kill the process group whose id is in `pid_file` (SIGTERM, 1 s grace, SIGKILL), falling
 /// back to the single process when it is not a group leader. Runs inside the environment.
+/// (No `--` before the negative id: dash's `kill` does not accept it.)
 pub fn kill_group_script(pid_file: &str) -> String {
     let f = quote(pid_file);
     format!(
         "p=$(cat {f} 2>/dev/null) || exit 0\n\
          [ -n \"$p\" ] || exit 0\n\
-         kill -TERM -- -\"$p\" 2>/dev/null || kill -TERM \"$p\" 2>/dev/null\n\
+         kill -TERM -\"$p\" 2>/dev/null || kill -TERM \"$p\" 2>/dev/null\n\
          i=0\n\
-         while [ $i -lt 10 ] && kill -0 -- -\"$p\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n\
-         kill -KILL -- -\"$p\" 2>/dev/null; kill -KILL \"$p\" 2>/dev/null\n\
+         while [ $i -lt 10 ] && kill -0 -\"$p\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n\
+         kill -KILL -\"$p\" 2>/dev/null; kill -KILL \"$p\" 2>/dev/null\n\
          rm -f {f}\n\
          exit 0\n"
     )
