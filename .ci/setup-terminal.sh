@@ -22,7 +22,7 @@ log() { echo "[setup-terminal] $*"; }
 
 # ---------------------------------------------------------------- packages
 need=()
-for pair in podman:podman runc:runc busybox:busybox-static bwrap:bubblewrap sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client; do
+for pair in curl:curl podman:podman runc:runc busybox:busybox-static bwrap:bubblewrap sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client; do
     bin="${pair%%:*}"; pkg="${pair#*:}"
     if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ]; then need+=("$pkg"); fi
 done

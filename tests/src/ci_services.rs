@@ -9,7 +9,8 @@ use std::sync::OnceLock;
 fn env_file() -> &'static HashMap<String, String> {
     static FILE: OnceLock<HashMap<String, String>> = OnceLock::new();
     FILE.get_or_init(|| {
-        let path = std::env::var("TOOLHOST_CI_ENV").unwrap_or_else(|_| "/tmp/toolhost-ci/env".into());
+        let path =
+            std::env::var("TOOLHOST_CI_ENV").unwrap_or_else(|_| "/tmp/toolhost-ci/env".into());
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
@@ -33,7 +34,9 @@ pub fn docker() -> Option<(String, String)> {
     let host = var("TOOLHOST_TEST_DOCKER_HOST")?;
     let image = var("TOOLHOST_TEST_DOCKER_IMAGE")?;
     let socket = host.strip_prefix("unix://").unwrap_or(&host);
-    std::path::Path::new(socket).exists().then_some((host, image))
+    std::path::Path::new(socket)
+        .exists()
+        .then_some((host, image))
 }
 
 /// The test sshd: host, port, user, key, known_hosts.

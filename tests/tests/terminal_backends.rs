@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolhost_tests::{ci_services, skip_unless};
 use tools_core::approval::{ApprovalGate, CommandCheck, GateDecision};
 use tools_core::environments::{BackendKind, TerminalSettings};
 use tools_core::settings::CoreSettings;
 use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
-use toolhost_tests::{ci_services, skip_unless};
 
 /// Records checks; blocks `rm -rf /` as the hardline floor would.
 #[derive(Default)]
@@ -65,7 +65,9 @@ impl Rig {
     }
 
     fn call(&self, tool: &str, task: &str, args: Value) -> Value {
-        let r = self.registry.dispatch_blocking(tool, args, &ToolContext::for_task(task));
+        let r = self
+            .registry
+            .dispatch_blocking(tool, args, &ToolContext::for_task(task));
         serde_json::from_str(&r.text).unwrap()
     }
 
@@ -89,7 +91,9 @@ impl Drop for Rig {
 /// True once no live process on this host has `pattern` in its command line.
 fn host_has_no(pattern: &str) -> bool {
     for _ in 0..50 {
-        let out = std::process::Command::new("pgrep").args(["-f", pattern]).output();
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", pattern])
+            .output();
         match out {
             Ok(o) if o.stdout.is_empty() => return true,
             Ok(_) => std::thread::sleep(Duration::from_millis(100)),
@@ -106,7 +110,10 @@ fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
     let task = "main";
     assert_eq!(rig.out(task, "echo hi"), "hi");
     // cwd and exported variables persist; unexported ones do not.
-    rig.out(task, "mkdir -p /tmp/th-persist && cd /tmp/th-persist && export KEEP=yes && DROP=1");
+    rig.out(
+        task,
+        "mkdir -p /tmp/th-persist && cd /tmp/th-persist && export KEEP=yes && DROP=1",
+    );
     assert_eq!(
         rig.out(task, "pwd; echo $KEEP; echo ${DROP:-unset}"),
         "/tmp/th-persist\nyes\nunset"
@@ -119,7 +126,10 @@ fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
         json!({"command": format!("sh -c 'sleep {tag}1 & wait'"), "timeout": 2}),
     );
     assert_eq!(r["exit_code"], 124, "{r}");
-    assert!(host_has_no(&format!("sleep {tag}1")), "the backgrounded grandchild survived the timeout");
+    assert!(
+        host_has_no(&format!("sleep {tag}1")),
+        "the backgrounded grandchild survived the timeout"
+    );
     // Background lifecycle.
     let r = rig.call(
         "terminal",
@@ -127,7 +137,11 @@ fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
         json!({"command": "for i in 1 2 3; do echo bg$i; sleep 0.1; done; exit 5", "background": true}),
     );
     let id = r["session_id"].as_str().unwrap().to_string();
-    let w = rig.call("process", task, json!({"action": "wait", "session_id": id, "timeout": 60}));
+    let w = rig.call(
+        "process",
+        task,
+        json!({"action": "wait", "session_id": id, "timeout": 60}),
+    );
     assert_eq!(w["status"], "exited", "{w}");
     assert_eq!(w["exit_code"], 5);
     assert_eq!(w["output"], "bg1\nbg2\nbg3\n");
@@ -139,7 +153,10 @@ fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
     let id = r["session_id"].as_str().unwrap().to_string();
     let k = rig.call("process", task, json!({"action": "kill", "session_id": id}));
     assert_eq!(k["status"], "killed", "{k}");
-    assert!(host_has_no(&format!("sleep {tag}2")), "killed background process still running");
+    assert!(
+        host_has_no(&format!("sleep {tag}2")),
+        "killed background process still running"
+    );
     // The gate saw every command with the backend's type; the hardline floor holds.
     let r = rig.run(task, "rm -rf / --no-preserve-root");
     assert_eq!(r["status"], "blocked");
@@ -150,18 +167,26 @@ fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
 fn file_io(rig: &Rig) {
     let env = rig.services.environments.get_or_create("files").unwrap();
     let data: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
-    env.write_file("/tmp/th-files/nested/blob.bin", &data, Duration::from_secs(60))
-        .unwrap();
+    env.write_file(
+        "/tmp/th-files/nested/blob.bin",
+        &data,
+        Duration::from_secs(60),
+    )
+    .unwrap();
     assert_eq!(
-        env.read_file("/tmp/th-files/nested/blob.bin", Duration::from_secs(60)).unwrap(),
+        env.read_file("/tmp/th-files/nested/blob.bin", Duration::from_secs(60))
+            .unwrap(),
         data
     );
     // Relative paths resolve against the session cwd, and the file is really *inside*
     // the environment: the shell sees it there.
     rig.out("files", "cd /tmp/th-files");
-    env.write_file("note.txt", b"inside\n", Duration::from_secs(60)).unwrap();
+    env.write_file("note.txt", b"inside\n", Duration::from_secs(60))
+        .unwrap();
     assert_eq!(rig.out("files", "cat /tmp/th-files/note.txt"), "inside");
-    let err = env.read_file("/nonexistent/x", Duration::from_secs(60)).unwrap_err();
+    let err = env
+        .read_file("/nonexistent/x", Duration::from_secs(60))
+        .unwrap_err();
     assert!(err.to_string().contains("/nonexistent/x"), "{err}");
 }
 
@@ -180,7 +205,10 @@ fn docker_settings() -> Option<TerminalSettings> {
 #[test]
 fn docker_backend() {
     let settings = docker_settings();
-    if skip_unless(settings.is_some(), "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)") {
+    if skip_unless(
+        settings.is_some(),
+        "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)",
+    ) {
         return;
     }
     let rig = Rig::new(settings.unwrap());
@@ -196,7 +224,10 @@ fn docker_backend() {
 #[test]
 fn docker_container_is_removed_on_cleanup() {
     let settings = docker_settings();
-    if skip_unless(settings.is_some(), "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)") {
+    if skip_unless(
+        settings.is_some(),
+        "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)",
+    ) {
         return;
     }
     let settings = settings.unwrap();
@@ -208,7 +239,15 @@ fn docker_container_is_removed_on_cleanup() {
     let socket = host.strip_prefix("unix://").unwrap().to_string();
     let inspect = |id: &str| {
         std::process::Command::new("curl")
-            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--unix-socket", &socket])
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--unix-socket",
+                &socket,
+            ])
             .arg(format!("http://d/v1.41/containers/{id}/json"))
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
@@ -244,10 +283,22 @@ fn ssh_backend() {
     assert!(rig.gate.seen.lock().unwrap().iter().all(|c| c.host_access));
     file_io(&rig);
     // Background stdin works over ssh too.
-    let r = rig.call("terminal", "main", json!({"command": "read a; echo got:$a", "background": true}));
+    let r = rig.call(
+        "terminal",
+        "main",
+        json!({"command": "read a; echo got:$a", "background": true}),
+    );
     let id = r["session_id"].as_str().unwrap().to_string();
-    rig.call("process", "main", json!({"action": "submit", "session_id": id, "data": "over-ssh"}));
-    let w = rig.call("process", "main", json!({"action": "wait", "session_id": id, "timeout": 60}));
+    rig.call(
+        "process",
+        "main",
+        json!({"action": "submit", "session_id": id, "data": "over-ssh"}),
+    );
+    let w = rig.call(
+        "process",
+        "main",
+        json!({"action": "wait", "session_id": id, "timeout": 60}),
+    );
     assert_eq!(w["output"], "got:over-ssh\n", "{w}");
 }
 

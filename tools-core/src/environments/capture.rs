@@ -298,7 +298,10 @@ mod tests {
         assert!(out.truncated);
         assert!(out.text.starts_with("line 0\nline 1\n"), "{}", out.text);
         assert!(out.text.contains("OUTPUT TRUNCATED"));
-        assert!(out.text.contains("line 999\n\n[Command timed out after 1s]"));
+        assert!(
+            out.text
+                .contains("line 999\n\n[Command timed out after 1s]")
+        );
         let path = out.full_output_path.unwrap();
         assert!(out.text.contains(&path.display().to_string()));
         assert_eq!(std::fs::read_to_string(path).unwrap(), full);

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use super::settings::DaytonaSettings;
 use super::shell::{self, quote};
-use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode, sdk_helper};
+use super::{
+    BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode, sdk_helper,
+};
 
 /// Why the backend cannot be used, if it cannot.
 pub fn availability(settings: &DaytonaSettings) -> Result<(), String> {
@@ -48,7 +50,11 @@ pub struct DaytonaEnvironment {
 
 impl DaytonaEnvironment {
     /// Create a sandbox from `image` (or the configured one) for `task_id`.
-    pub fn new(settings: &DaytonaSettings, task_id: &str, image: Option<&str>) -> Result<Self, EnvError> {
+    pub fn new(
+        settings: &DaytonaSettings,
+        task_id: &str,
+        image: Option<&str>,
+    ) -> Result<Self, EnvError> {
         availability(settings).map_err(|reason| EnvError::Unavailable {
             backend: BackendKind::Daytona,
             reason,
@@ -83,12 +89,29 @@ impl Environment for DaytonaEnvironment {
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
         let with_stdin = matches!(request.stdin, StdinMode::Data(_));
-        let args = exec_args(&self.id, request.login, &request.script, 24 * 3600, with_stdin);
-        let kill = request
-            .pid_file
-            .as_deref()
-            .map(|pid_file| exec_args(&self.id, false, &shell::kill_group_script(pid_file), 30, false));
-        let child = sdk_helper::spawn_exec(BackendKind::Daytona, &self.python, args, request.stdin, kill)?;
+        let args = exec_args(
+            &self.id,
+            request.login,
+            &request.script,
+            24 * 3600,
+            with_stdin,
+        );
+        let kill = request.pid_file.as_deref().map(|pid_file| {
+            exec_args(
+                &self.id,
+                false,
+                &shell::kill_group_script(pid_file),
+                30,
+                false,
+            )
+        });
+        let child = sdk_helper::spawn_exec(
+            BackendKind::Daytona,
+            &self.python,
+            args,
+            request.stdin,
+            kill,
+        )?;
         Ok(Box::new(child))
     }
 
@@ -183,17 +206,33 @@ class Daytona:
         fake_sdk(dir.path(), "daytona", FAKE_DAYTONA);
         let python = fake_python(dir.path(), &state);
         let settings = DaytonaSettings::default();
-        let id = sdk_helper::create(BackendKind::Daytona, &python, &create_args(&settings, "img", "t1")).unwrap();
+        let id = sdk_helper::create(
+            BackendKind::Daytona,
+            &python,
+            &create_args(&settings, "img", "t1"),
+        )
+        .unwrap();
         let env = DaytonaEnvironment {
             python,
             id: id.clone(),
             cwd: "/".into(),
             persistent: false,
         };
-        let (code, out) = crate::environments::exec::run_collect(&env, "echo out; exit 4", StdinMode::Null, Duration::from_secs(30)).unwrap();
+        let (code, out) = crate::environments::exec::run_collect(
+            &env,
+            "echo out; exit 4",
+            StdinMode::Null,
+            Duration::from_secs(30),
+        )
+        .unwrap();
         assert_eq!((code, out.as_slice()), (4, &b"out\n"[..]));
         let file = dir.path().join("sub/f.bin");
-        env.write_file(&file.display().to_string(), b"a\x00b", Duration::from_secs(30)).unwrap();
+        env.write_file(
+            &file.display().to_string(),
+            b"a\x00b",
+            Duration::from_secs(30),
+        )
+        .unwrap();
         assert_eq!(std::fs::read(&file).unwrap(), b"a\x00b");
         env.cleanup().unwrap();
         assert!(!state.join(&id).exists());

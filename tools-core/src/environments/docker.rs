@@ -44,8 +44,14 @@ pub fn availability(settings: &DockerSettings) -> Result<(), String> {
     let api = DockerApi::new(endpoint.clone(), Duration::from_secs(5));
     match api.request("GET", "/_ping", None) {
         Ok(r) if r.status == 200 => Ok(()),
-        Ok(r) => Err(format!("docker daemon at {endpoint} answered {}: {}", r.status, r.message())),
-        Err(e) => Err(format!("docker daemon not reachable at {endpoint}: {e} (set [terminal.docker] host or DOCKER_HOST)")),
+        Ok(r) => Err(format!(
+            "docker daemon at {endpoint} answered {}: {}",
+            r.status,
+            r.message()
+        )),
+        Err(e) => Err(format!(
+            "docker daemon not reachable at {endpoint}: {e} (set [terminal.docker] host or DOCKER_HOST)"
+        )),
     }
 }
 
@@ -53,7 +59,13 @@ pub fn availability(settings: &DockerSettings) -> Result<(), String> {
 pub fn label_value(s: &str) -> String {
     let mut v: String = s
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     v.truncate(63);
     if v.is_empty() { "default".into() } else { v }
@@ -89,7 +101,11 @@ pub fn create_body(settings: &DockerSettings, image: &str, task_id: &str, cwd: &
     if !settings.network {
         host_config["NetworkMode"] = json!("none");
     }
-    let mut env: Vec<String> = settings.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut env: Vec<String> = settings
+        .env
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     for name in &settings.forward_env {
         if let Ok(value) = std::env::var(name) {
             env.push(format!("{name}={value}"));
@@ -153,7 +169,10 @@ impl Inner {
     }
 
     fn exec_status(&self, exec_id: &str) -> Option<(bool, i32)> {
-        let response = self.api.request("GET", &format!("/exec/{exec_id}/json"), None).ok()?;
+        let response = self
+            .api
+            .request("GET", &format!("/exec/{exec_id}/json"), None)
+            .ok()?;
         let v = response.json();
         let running = v.get("Running").and_then(Value::as_bool).unwrap_or(false);
         let code = v.get("ExitCode").and_then(Value::as_i64).unwrap_or(-1) as i32;
@@ -198,7 +217,11 @@ impl std::fmt::Debug for DockerEnvironment {
 
 impl DockerEnvironment {
     /// Create (or, when persistent, find again) the container for `task_id`.
-    pub fn new(settings: &DockerSettings, task_id: &str, image: Option<&str>) -> Result<Self, EnvError> {
+    pub fn new(
+        settings: &DockerSettings,
+        task_id: &str,
+        image: Option<&str>,
+    ) -> Result<Self, EnvError> {
         let endpoint = endpoint(settings).map_err(|reason| EnvError::Unavailable {
             backend: BackendKind::Docker,
             reason,
@@ -209,7 +232,11 @@ impl DockerEnvironment {
             backend: BackendKind::Docker,
             reason,
         };
-        let container = match settings.persistent.then(|| find_persistent(&api, task_id)).flatten() {
+        let container = match settings
+            .persistent
+            .then(|| find_persistent(&api, task_id))
+            .flatten()
+        {
             Some(id) => id,
             None => create_container(&api, settings, &image, task_id).map_err(create_err)?,
         };
@@ -218,7 +245,11 @@ impl DockerEnvironment {
             .map_err(|e| create_err(format!("start: {e}")))?;
         if !matches!(started.status, 204 | 304) {
             let message = started.message();
-            let _ = api.request("DELETE", &format!("/containers/{container}?force=true"), None);
+            let _ = api.request(
+                "DELETE",
+                &format!("/containers/{container}?force=true"),
+                None,
+            );
             return Err(create_err(format!("start: {message}")));
         }
         let mut inner = Inner {
@@ -254,7 +285,10 @@ fn find_persistent(api: &DockerApi, task_id: &str) -> Option<String> {
     let response = api
         .request(
             "GET",
-            &format!("/containers/json?all=true&filters={}", query_escape(&filters.to_string())),
+            &format!(
+                "/containers/json?all=true&filters={}",
+                query_escape(&filters.to_string())
+            ),
             None,
         )
         .ok()?;
@@ -267,14 +301,23 @@ fn find_persistent(api: &DockerApi, task_id: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn create_container(api: &DockerApi, settings: &DockerSettings, image: &str, task_id: &str) -> Result<String, String> {
+fn create_container(
+    api: &DockerApi,
+    settings: &DockerSettings,
+    image: &str,
+    task_id: &str,
+) -> Result<String, String> {
     let name = format!("toolhost-{}", super::random_hex(8));
     let body = create_body(settings, image, task_id, &settings.cwd);
     let path = format!("/containers/create?name={name}");
-    let mut response = api.request("POST", &path, Some(&body)).map_err(|e| e.to_string())?;
+    let mut response = api
+        .request("POST", &path, Some(&body))
+        .map_err(|e| e.to_string())?;
     if response.status == 404 {
         pull(api, image)?;
-        response = api.request("POST", &path, Some(&body)).map_err(|e| e.to_string())?;
+        response = api
+            .request("POST", &path, Some(&body))
+            .map_err(|e| e.to_string())?;
     }
     if response.status != 201 {
         return Err(format!("create from {image}: {}", response.message()));
@@ -296,13 +339,20 @@ fn pull(api: &DockerApi, image: &str) -> Result<(), String> {
     let response = puller
         .request(
             "POST",
-            &format!("/images/create?fromImage={}&tag={}", query_escape(name), query_escape(tag)),
+            &format!(
+                "/images/create?fromImage={}&tag={}",
+                query_escape(name),
+                query_escape(tag)
+            ),
             None,
         )
         .map_err(|e| format!("pull {image}: {e}"))?;
     let text = String::from_utf8_lossy(&response.body);
     if response.status != 200 || text.contains("\"error\"") {
-        return Err(format!("pull {image}: {}", text.trim().chars().take(400).collect::<String>()));
+        return Err(format!(
+            "pull {image}: {}",
+            text.trim().chars().take(400).collect::<String>()
+        ));
     }
     Ok(())
 }
@@ -414,7 +464,9 @@ impl Environment for DockerEnvironment {
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
         if !matches!(request.stdin, StdinMode::Null) {
-            return Err(self.inner.api_err("exec", "stdin is not supported by the docker backend"));
+            return Err(self
+                .inner
+                .api_err("exec", "stdin is not supported by the docker backend"));
         }
         let mut cmd = vec![self.inner.shell.clone()];
         if request.login {
@@ -474,7 +526,11 @@ impl Environment for DockerEnvironment {
             .api
             .request_raw(
                 "PUT",
-                &format!("/containers/{}/archive?path={}", self.inner.container, query_escape(&dir)),
+                &format!(
+                    "/containers/{}/archive?path={}",
+                    self.inner.container,
+                    query_escape(&dir)
+                ),
                 "application/x-tar",
                 &tar,
             )
@@ -492,7 +548,11 @@ impl Environment for DockerEnvironment {
         let response = self
             .inner
             .api
-            .request("DELETE", &format!("/containers/{}?force=true&v=true", self.inner.container), None)
+            .request(
+                "DELETE",
+                &format!("/containers/{}?force=true&v=true", self.inner.container),
+                None,
+            )
             .map_err(|e| self.inner.api_err("remove container", e))?;
         match response.status {
             204 | 404 => Ok(()),

@@ -29,7 +29,10 @@ impl Endpoint {
     pub fn parse(host: &str) -> Result<Self, String> {
         if let Some(path) = host.strip_prefix("unix://") {
             Ok(Endpoint::Unix(path.to_string()))
-        } else if let Some(addr) = host.strip_prefix("tcp://").or_else(|| host.strip_prefix("http://")) {
+        } else if let Some(addr) = host
+            .strip_prefix("tcp://")
+            .or_else(|| host.strip_prefix("http://"))
+        {
             Ok(Endpoint::Tcp(addr.trim_end_matches('/').to_string()))
         } else if host.starts_with('/') {
             Ok(Endpoint::Unix(host.to_string()))
@@ -168,7 +171,12 @@ impl DockerApi {
     }
 
     /// A request whose response body is read completely.
-    pub fn request(&self, method: &str, path: &str, json: Option<&Value>) -> std::io::Result<Response> {
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        json: Option<&Value>,
+    ) -> std::io::Result<Response> {
         let body = json.map(|v| v.to_string().into_bytes());
         let (status, headers, reader) = self.send(
             method,
@@ -189,8 +197,12 @@ impl DockerApi {
         content_type: &str,
         bytes: &[u8],
     ) -> std::io::Result<Response> {
-        let (status, headers, reader) =
-            self.send(method, path, Some((content_type, bytes)), Some(self.timeout))?;
+        let (status, headers, reader) = self.send(
+            method,
+            path,
+            Some((content_type, bytes)),
+            Some(self.timeout),
+        )?;
         let mut body = Vec::new();
         body_reader(&headers, reader).read_to_end(&mut body)?;
         Ok(Response { status, body })
@@ -218,8 +230,16 @@ impl DockerApi {
     }
 }
 
-fn body_reader(headers: &[(String, String)], reader: BufReader<Box<dyn Stream>>) -> Box<dyn Read + Send> {
-    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+fn body_reader(
+    headers: &[(String, String)],
+    reader: BufReader<Box<dyn Stream>>,
+) -> Box<dyn Read + Send> {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
     if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
         Box::new(Chunked {
             inner: reader,
@@ -253,7 +273,10 @@ impl<R: BufRead> Read for Chunked<R> {
             }
             let size_text = line.trim().split(';').next().unwrap_or("");
             let size = usize::from_str_radix(size_text, 16).map_err(|_| {
-                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad chunk size {line:?}"))
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("bad chunk size {line:?}"),
+                )
             })?;
             if size == 0 {
                 self.done = true;
@@ -303,7 +326,8 @@ impl<R: Read> Read for Demux<R> {
                 }
                 got += n;
             }
-            self.remaining = u32::from_be_bytes([header[4], header[5], header[6], header[7]]) as usize;
+            self.remaining =
+                u32::from_be_bytes([header[4], header[5], header[6], header[7]]) as usize;
         }
         let want = buf.len().min(self.remaining);
         let n = self.inner.read(&mut buf[..want])?;
@@ -315,7 +339,9 @@ impl<R: Read> Read for Demux<R> {
 /// A tar archive holding one regular file `name` (ustar; names up to 100 bytes).
 pub fn single_file_tar(name: &str, data: &[u8], mode: u32) -> Result<Vec<u8>, String> {
     if name.len() > 100 || name.is_empty() {
-        return Err(format!("file name {name:?} must be 1-100 bytes for a tar upload"));
+        return Err(format!(
+            "file name {name:?} must be 1-100 bytes for a tar upload"
+        ));
     }
     let mut header = [0u8; 512];
     header[..name.len()].copy_from_slice(name.as_bytes());
@@ -414,8 +440,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.tar");
         std::fs::write(&path, &tar).unwrap();
-        if let Ok(out) = std::process::Command::new("tar").arg("-xOf").arg(&path).output() {
-            assert_eq!(out.stdout, b"hello", "{}", String::from_utf8_lossy(&out.stderr));
+        if let Ok(out) = std::process::Command::new("tar")
+            .arg("-xOf")
+            .arg(&path)
+            .output()
+        {
+            assert_eq!(
+                out.stdout,
+                b"hello",
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         assert!(single_file_tar(&"x".repeat(101), b"", 0o644).is_err());
     }
@@ -423,6 +458,9 @@ mod tests {
     #[test]
     fn escaping() {
         assert_eq!(query_escape("/a b/c"), "/a%20b/c");
-        assert_eq!(query_escape("{\"label\":[\"x=1\"]}"), "%7B%22label%22%3A%5B%22x%3D1%22%5D%7D");
+        assert_eq!(
+            query_escape("{\"label\":[\"x=1\"]}"),
+            "%7B%22label%22%3A%5B%22x%3D1%22%5D%7D"
+        );
     }
 }

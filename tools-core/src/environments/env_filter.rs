@@ -54,7 +54,8 @@ const FORCE_PREFIX: &str = "TOOLHOST_FORCE_";
 /// Names matched by pattern: per-task auxiliary model credentials and relay secrets.
 fn is_dynamic_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    (upper.starts_with("AUXILIARY_") && (upper.ends_with("_API_KEY") || upper.ends_with("_BASE_URL")))
+    (upper.starts_with("AUXILIARY_")
+        && (upper.ends_with("_API_KEY") || upper.ends_with("_BASE_URL")))
         || (upper.starts_with("GATEWAY_RELAY_")
             && (upper.ends_with("_SECRET") || upper.ends_with("_KEY") || upper.ends_with("_TOKEN")))
 }
@@ -97,7 +98,10 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
-        pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
     }
 
     fn get<'a>(env: &'a [(OsString, OsString)], key: &str) -> Option<&'a OsString> {

@@ -73,7 +73,10 @@ impl std::fmt::Debug for EnvironmentManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EnvironmentManager")
             .field("backend", &self.settings.backend)
-            .field("tasks", &lock(&self.envs).keys().cloned().collect::<Vec<_>>())
+            .field(
+                "tasks",
+                &lock(&self.envs).keys().cloned().collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -115,7 +118,13 @@ impl EnvironmentManager {
     pub fn spill_target(&self, task: &str) -> SpillTarget {
         let task: String = task
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(40)
             .collect();
         let stamp = std::time::SystemTime::now()
@@ -201,7 +210,8 @@ impl EnvironmentManager {
         } else {
             Vec::new()
         };
-        let env = match TaskEnvironment::start(Arc::clone(&backend), task, initial_cwd, &init_files) {
+        let env = match TaskEnvironment::start(Arc::clone(&backend), task, initial_cwd, &init_files)
+        {
             Ok(env) => Arc::new(env),
             Err(err) => {
                 let _ = backend.cleanup();
@@ -214,15 +224,28 @@ impl EnvironmentManager {
         Ok(env)
     }
 
-    fn create_backend(&self, kind: BackendKind, task: &str, over: &TaskOverride) -> Result<Arc<dyn Environment>, EnvError> {
+    fn create_backend(
+        &self,
+        kind: BackendKind,
+        task: &str,
+        over: &TaskOverride,
+    ) -> Result<Arc<dyn Environment>, EnvError> {
         let s = &self.settings;
         let image = over.image.as_deref();
         Ok(match kind {
-            BackendKind::Local => Arc::new(LocalEnvironment::new(&s.cwd, s.env_passthrough.clone())),
-            BackendKind::Sandbox => Arc::new(SandboxEnvironment::new(&s.sandbox, &s.cwd, s.env_passthrough.clone())?),
+            BackendKind::Local => {
+                Arc::new(LocalEnvironment::new(&s.cwd, s.env_passthrough.clone()))
+            }
+            BackendKind::Sandbox => Arc::new(SandboxEnvironment::new(
+                &s.sandbox,
+                &s.cwd,
+                s.env_passthrough.clone(),
+            )?),
             BackendKind::Docker => Arc::new(DockerEnvironment::new(&s.docker, task, image)?),
             BackendKind::Ssh => Arc::new(SshEnvironment::new(&s.ssh)?),
-            BackendKind::Singularity => Arc::new(SingularityEnvironment::new(&s.singularity, image)?),
+            BackendKind::Singularity => {
+                Arc::new(SingularityEnvironment::new(&s.singularity, image)?)
+            }
             BackendKind::Modal => Arc::new(ModalEnvironment::new(&s.modal, image)?),
             BackendKind::Daytona => Arc::new(DaytonaEnvironment::new(&s.daytona, task, image)?),
         })

@@ -32,8 +32,8 @@ mod local_child;
 pub mod manager;
 pub mod modal;
 pub mod processes;
-mod sdk_helper;
 pub mod sandbox;
+mod sdk_helper;
 pub mod session;
 pub mod settings;
 pub mod shell;
@@ -296,7 +296,8 @@ pub trait Environment: Send + Sync {
     /// directories.
     fn write_file(&self, path: &str, data: &[u8], timeout: Duration) -> Result<(), EnvError> {
         let script = shell::write_file_script(path);
-        let (code, bytes) = exec::run_collect(self, &script, StdinMode::Data(data.to_vec()), timeout)?;
+        let (code, bytes) =
+            exec::run_collect(self, &script, StdinMode::Data(data.to_vec()), timeout)?;
         if code == 0 {
             Ok(())
         } else {

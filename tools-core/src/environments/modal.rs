@@ -13,7 +13,8 @@ use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, sd
 
 /// Why the backend cannot be used, if it cannot.
 pub fn availability(settings: &ModalSettings) -> Result<(), String> {
-    let env_creds = std::env::var_os("MODAL_TOKEN_ID").is_some() && std::env::var_os("MODAL_TOKEN_SECRET").is_some();
+    let env_creds = std::env::var_os("MODAL_TOKEN_ID").is_some()
+        && std::env::var_os("MODAL_TOKEN_SECRET").is_some();
     let file_creds = dirs::home_dir().is_some_and(|h| h.join(".modal.toml").is_file());
     if !env_creds && !file_creds {
         return Err("no Modal credentials (set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or run `modal token new`)".into());
@@ -77,16 +78,26 @@ impl Environment for ModalEnvironment {
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
         let with_stdin = matches!(request.stdin, super::StdinMode::Data(_));
         let script = if request.login {
-            format!(". /etc/profile >/dev/null 2>&1; . \"$HOME/.profile\" >/dev/null 2>&1; {}", request.script)
+            format!(
+                ". /etc/profile >/dev/null 2>&1; . \"$HOME/.profile\" >/dev/null 2>&1; {}",
+                request.script
+            )
         } else {
             request.script
         };
         // Modal's exec timeout is a backstop; toolhost's own deadline kills first.
         let args = sdk_helper::exec_args(&self.id, "sh", &script, 24 * 3600, with_stdin);
         let kill = request.pid_file.as_deref().map(|pid_file| {
-            sdk_helper::exec_args(&self.id, "sh", &shell::kill_group_script(pid_file), 30, false)
+            sdk_helper::exec_args(
+                &self.id,
+                "sh",
+                &shell::kill_group_script(pid_file),
+                30,
+                false,
+            )
         });
-        let child = sdk_helper::spawn_exec(BackendKind::Modal, &self.python, args, request.stdin, kill)?;
+        let child =
+            sdk_helper::spawn_exec(BackendKind::Modal, &self.python, args, request.stdin, kill)?;
         Ok(Box::new(child))
     }
 
@@ -95,7 +106,8 @@ impl Environment for ModalEnvironment {
     }
 
     fn cleanup(&self) -> Result<(), EnvError> {
-        let out = sdk_helper::run_blocking(&self.python, "modal", "destroy", &json!({"id": self.id}))?;
+        let out =
+            sdk_helper::run_blocking(&self.python, "modal", "destroy", &json!({"id": self.id}))?;
         if out.status.success() {
             Ok(())
         } else {
@@ -203,14 +215,25 @@ class Sandbox:
         fake_sdk(dir.path(), "modal", FAKE_MODAL);
         // An interpreter wrapper that finds the stand-in module (no global env changes).
         let python = fake_python(dir.path(), &state);
-        let id = sdk_helper::create(BackendKind::Modal, &python, &create_args(&ModalSettings::default(), "img")).unwrap();
+        let id = sdk_helper::create(
+            BackendKind::Modal,
+            &python,
+            &create_args(&ModalSettings::default(), "img"),
+        )
+        .unwrap();
         assert!(state.join(&id).exists());
         let env = Arc::new(ModalEnvironment {
             python,
             id: id.clone(),
             cwd: "/".into(),
         });
-        let task = TaskEnvironment::start(env.clone(), "t", Some(dir.path().display().to_string()), &[]).unwrap();
+        let task = TaskEnvironment::start(
+            env.clone(),
+            "t",
+            Some(dir.path().display().to_string()),
+            &[],
+        )
+        .unwrap();
         let outcome = task
             .execute(&ExecRequest {
                 command: "export GREETING=hi; echo $GREETING; exit 3".into(),
@@ -224,8 +247,17 @@ class Sandbox:
         assert_eq!(outcome.exit_code, 3);
         assert_eq!(outcome.output.text.trim(), "hi");
         let file = dir.path().join("f.txt");
-        env.write_file(&file.display().to_string(), b"data\x00bin", Duration::from_secs(30)).unwrap();
-        assert_eq!(env.read_file(&file.display().to_string(), Duration::from_secs(30)).unwrap(), b"data\x00bin");
+        env.write_file(
+            &file.display().to_string(),
+            b"data\x00bin",
+            Duration::from_secs(30),
+        )
+        .unwrap();
+        assert_eq!(
+            env.read_file(&file.display().to_string(), Duration::from_secs(30))
+                .unwrap(),
+            b"data\x00bin"
+        );
         env.cleanup().unwrap();
         assert!(!state.join(&id).exists());
     }

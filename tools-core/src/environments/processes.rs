@@ -170,7 +170,9 @@ impl BackgroundProcess {
         let total_lines = first_available + lines.len() as u64;
         let start = match offset {
             Some(off) => off.max(first_available),
-            None => total_lines.saturating_sub(limit as u64).max(first_available),
+            None => total_lines
+                .saturating_sub(limit as u64)
+                .max(first_available),
         };
         let skip = (start - first_available) as usize;
         let page: Vec<&str> = lines.iter().skip(skip).take(limit).copied().collect();
@@ -212,7 +214,9 @@ impl BackgroundProcess {
     pub fn write_stdin(&self, data: &[u8]) -> Result<usize, String> {
         let mut stdin = lock(&self.stdin);
         let Some(pipe) = stdin.as_mut() else {
-            return Err("Process stdin not available (backend without stdin, or stdin closed)".into());
+            return Err(
+                "Process stdin not available (backend without stdin, or stdin closed)".into(),
+            );
         };
         pipe.write_all(data)
             .and_then(|()| pipe.flush())
@@ -236,7 +240,9 @@ impl BackgroundProcess {
                 drop(pipe);
                 Ok("stdin closed")
             }
-            None => Err("Process stdin not available (backend without stdin, or stdin closed)".into()),
+            None => {
+                Err("Process stdin not available (backend without stdin, or stdin closed)".into())
+            }
         }
     }
 

@@ -26,10 +26,21 @@ pub struct SandboxEnvironment {
 
 /// Why the sandbox cannot run here, if it cannot.
 pub fn availability(settings: &SandboxSettings) -> Result<(), String> {
-    let bwrap = which(&settings.bwrap)
-        .ok_or_else(|| format!("`{}` not found on PATH (install bubblewrap)", settings.bwrap))?;
+    let bwrap = which(&settings.bwrap).ok_or_else(|| {
+        format!(
+            "`{}` not found on PATH (install bubblewrap)",
+            settings.bwrap
+        )
+    })?;
     let status = std::process::Command::new(&bwrap)
-        .args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"])
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-all",
+            "--die-with-parent",
+            "true",
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -92,8 +103,13 @@ impl SandboxEnvironment {
     /// The bwrap arguments before the shell.
     pub fn bwrap_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
-        let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.to_os_string()));
-        push(&["--die-with-parent".as_ref(), "--new-session".as_ref(), "--unshare-all".as_ref()]);
+        let mut push =
+            |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.to_os_string()));
+        push(&[
+            "--die-with-parent".as_ref(),
+            "--new-session".as_ref(),
+            "--unshare-all".as_ref(),
+        ]);
         if self.settings.network {
             push(&["--share-net".as_ref()]);
         }
@@ -109,9 +125,22 @@ impl SandboxEnvironment {
                 Err(_) => {}
             }
         }
-        push(&["--proc".as_ref(), "/proc".as_ref(), "--dev".as_ref(), "/dev".as_ref()]);
-        push(&["--bind".as_ref(), self.scratch.path().as_os_str(), "/tmp".as_ref()]);
-        push(&["--bind".as_ref(), self.workdir.as_os_str(), self.workdir.as_os_str()]);
+        push(&[
+            "--proc".as_ref(),
+            "/proc".as_ref(),
+            "--dev".as_ref(),
+            "/dev".as_ref(),
+        ]);
+        push(&[
+            "--bind".as_ref(),
+            self.scratch.path().as_os_str(),
+            "/tmp".as_ref(),
+        ]);
+        push(&[
+            "--bind".as_ref(),
+            self.workdir.as_os_str(),
+            self.workdir.as_os_str(),
+        ]);
         for rw in &self.settings.rw_paths {
             let path = Path::new(rw);
             if path.exists() {

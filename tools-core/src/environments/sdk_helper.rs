@@ -91,7 +91,13 @@ main()
 "#;
 
 /// The local command running one helper operation.
-pub fn command(python: &str, provider: &str, op: &str, args: &Value, stdin: StdinMode) -> LocalCommand {
+pub fn command(
+    python: &str,
+    provider: &str,
+    op: &str,
+    args: &Value,
+    stdin: StdinMode,
+) -> LocalCommand {
     LocalCommand {
         program: python.into(),
         args: vec![
@@ -115,7 +121,11 @@ pub fn create(backend: BackendKind, python: &str, args: &Value) -> Result<String
     if !out.status.success() {
         return Err(EnvError::Create {
             backend,
-            reason: format!("{}{}", text.trim(), String::from_utf8_lossy(&out.stderr).trim()),
+            reason: format!(
+                "{}{}",
+                text.trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
         });
     }
     text.lines()
@@ -129,7 +139,12 @@ pub fn create(backend: BackendKind, python: &str, args: &Value) -> Result<String
 }
 
 /// Run an operation to completion (create, destroy, kills).
-pub fn run_blocking(python: &str, provider: &str, op: &str, args: &Value) -> Result<std::process::Output, EnvError> {
+pub fn run_blocking(
+    python: &str,
+    provider: &str,
+    op: &str,
+    args: &Value,
+) -> Result<std::process::Output, EnvError> {
     let spec = command(python, provider, op, args, StdinMode::Null);
     std::process::Command::new(&spec.program)
         .args(&spec.args)
@@ -147,11 +162,13 @@ pub fn spawn_exec(
     kill_args: Option<Value>,
 ) -> Result<LocalChild, EnvError> {
     let python_owned = python.to_string();
-    let child = LocalChild::spawn(command(python, backend.name(), "exec", &args, stdin)).map_err(|source| EnvError::Spawn {
-        backend,
-        what: format!("{python} (SDK helper)"),
-        source,
-    })?;
+    let child = LocalChild::spawn(command(python, backend.name(), "exec", &args, stdin)).map_err(
+        |source| EnvError::Spawn {
+            backend,
+            what: format!("{python} (SDK helper)"),
+            source,
+        },
+    )?;
     Ok(match kill_args {
         Some(kill) => child.on_kill(move || {
             let _ = run_blocking(&python_owned, backend.name(), "exec", &kill);
@@ -203,6 +220,10 @@ pub(crate) mod tests {
             eprintln!("skipped: python3 not available");
             return;
         };
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

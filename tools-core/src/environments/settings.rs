@@ -201,10 +201,12 @@ impl Default for SandboxSettings {
             bwrap: "bwrap".into(),
             workdir: String::new(),
             network: false,
-            ro_paths: ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt"]
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            ro_paths: [
+                "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
             rw_paths: Vec::new(),
         }
     }

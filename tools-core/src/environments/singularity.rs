@@ -42,7 +42,12 @@ pub fn availability(settings: &SingularitySettings) -> Result<(), String> {
 
 /// `instance start` arguments (pure: unit-tested).
 pub fn start_args(settings: &SingularitySettings, image: &str, instance: &str) -> Vec<String> {
-    let mut args: Vec<String> = vec!["instance".into(), "start".into(), "--containall".into(), "--no-home".into()];
+    let mut args: Vec<String> = vec![
+        "instance".into(),
+        "start".into(),
+        "--containall".into(),
+        "--no-home".into(),
+    ];
     if settings.writable_tmpfs {
         args.push("--writable-tmpfs".into());
     }
@@ -65,7 +70,11 @@ pub fn start_args(settings: &SingularitySettings, image: &str, instance: &str) -
 
 /// `exec` arguments for one script.
 pub fn exec_args(instance: &str, login: bool, script: &str) -> Vec<String> {
-    let mut args = vec!["exec".to_string(), format!("instance://{instance}"), "sh".into()];
+    let mut args = vec![
+        "exec".to_string(),
+        format!("instance://{instance}"),
+        "sh".into(),
+    ];
     if login {
         args.push("-l".into());
     }
@@ -190,8 +199,19 @@ mod tests {
         assert_eq!(
             args,
             [
-                "instance", "start", "--containall", "--no-home", "--writable-tmpfs", "--bind",
-                "/data:/data:ro", "--memory", "2048M", "--cpus", "2", "docker://busybox", "toolhost-1"
+                "instance",
+                "start",
+                "--containall",
+                "--no-home",
+                "--writable-tmpfs",
+                "--bind",
+                "/data:/data:ro",
+                "--memory",
+                "2048M",
+                "--cpus",
+                "2",
+                "docker://busybox",
+                "toolhost-1"
             ]
         );
     }

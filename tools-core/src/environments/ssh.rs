@@ -72,7 +72,11 @@ pub fn base_args(settings: &SshSettings, control_path: &str) -> Vec<String> {
 
 /// The remote command line that runs `script` with `shell`.
 pub fn remote_command(shell: &str, login: bool, script: &str) -> String {
-    format!("{shell}{} -c {}", if login { " -l" } else { "" }, quote(script))
+    format!(
+        "{shell}{} -c {}",
+        if login { " -l" } else { "" },
+        quote(script)
+    )
 }
 
 /// A remote host.
@@ -175,13 +179,14 @@ impl Environment for SshEnvironment {
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
         let remote = remote_command(&self.shell, request.login, &request.script);
-        let child = LocalChild::spawn(self.ssh_command(remote, request.stdin)).map_err(|source| {
-            EnvError::Spawn {
-                backend: BackendKind::Ssh,
-                what: "ssh".into(),
-                source,
-            }
-        })?;
+        let child =
+            LocalChild::spawn(self.ssh_command(remote, request.stdin)).map_err(|source| {
+                EnvError::Spawn {
+                    backend: BackendKind::Ssh,
+                    what: "ssh".into(),
+                    source,
+                }
+            })?;
         let child = match request.pid_file {
             Some(pid_file) => {
                 let kill = self.ssh_command(
@@ -251,7 +256,10 @@ mod tests {
 
     #[test]
     fn remote_command_quotes_the_script() {
-        assert_eq!(remote_command("bash", true, "echo 'x'"), r"bash -l -c 'echo '\''x'\'''");
+        assert_eq!(
+            remote_command("bash", true, "echo 'x'"),
+            r"bash -l -c 'echo '\''x'\'''"
+        );
     }
 
     #[test]

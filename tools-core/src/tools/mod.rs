@@ -18,10 +18,8 @@ pub mod terminal;
 pub type CoreToolBuilder = fn(&Arc<CoreServices>) -> Result<ToolEntry, RegisterError>;
 
 /// Every core tool, in registration order.
-pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
-    ("terminal", terminal::build),
-    ("process", process::build),
-];
+pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] =
+    &[("terminal", terminal::build), ("process", process::build)];
 
 /// A core tool that could not be registered.
 #[derive(Debug)]

@@ -18,7 +18,9 @@ use crate::handler::ToolOutcome;
 use crate::redact::redact;
 use crate::services::CoreServices;
 
-const ACTIONS: &[&str] = &["list", "poll", "log", "wait", "kill", "write", "submit", "close"];
+const ACTIONS: &[&str] = &[
+    "list", "poll", "log", "wait", "kill", "write", "submit", "close",
+];
 
 fn schema() -> Value {
     json!({
@@ -115,7 +117,9 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
     let registry = services.environments.processes();
     let action = args.get("action").and_then(Value::as_str).unwrap_or("");
     if !ACTIONS.contains(&action) {
-        return Ok(json!({"error": format!("Unknown process action: {action}. Use: {}", ACTIONS.join(", "))}));
+        return Ok(
+            json!({"error": format!("Unknown process action: {action}. Use: {}", ACTIONS.join(", "))}),
+        );
     }
     if action == "list" {
         let processes: Vec<Value> = registry
@@ -148,7 +152,11 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
             v
         }
         "log" => {
-            let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(200).max(1) as usize;
+            let limit = args
+                .get("limit")
+                .and_then(Value::as_u64)
+                .unwrap_or(200)
+                .max(1) as usize;
             let offset = args.get("offset").and_then(Value::as_u64);
             let page = process.log(offset, limit);
             let mut v = json!({
@@ -170,7 +178,11 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
         }
         "wait" => {
             let cap = services.environments.settings().timeout.max(1);
-            let asked = args.get("timeout").and_then(Value::as_u64).unwrap_or(cap).max(1);
+            let asked = args
+                .get("timeout")
+                .and_then(Value::as_u64)
+                .unwrap_or(cap)
+                .max(1);
             let effective = asked.min(cap);
             let end = process.wait(Duration::from_secs(effective), Some(&ctx.cancel));
             let mut v = status_fields(&process);
@@ -189,7 +201,8 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
                 }
             }
             if asked > cap {
-                v["timeout_note"] = json!(format!("timeout clamped to the terminal timeout of {cap}s"));
+                v["timeout_note"] =
+                    json!(format!("timeout clamped to the terminal timeout of {cap}s"));
             }
             v
         }
@@ -210,7 +223,11 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
             }
         }
         "write" | "submit" => {
-            let payload = if action == "submit" { format!("{data}\n") } else { data.to_string() };
+            let payload = if action == "submit" {
+                format!("{data}\n")
+            } else {
+                data.to_string()
+            };
             match process.write_stdin(payload.as_bytes()) {
                 Ok(n) => json!({"status": "ok", "bytes_written": n}),
                 Err(e) => json!({"status": "error", "error": e}),

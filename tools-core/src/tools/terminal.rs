@@ -114,11 +114,20 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
                 "error",
             ));
         }
-        None => return Ok(failure("Invalid command: expected string, got null", -1, "error")),
+        None => {
+            return Ok(failure(
+                "Invalid command: expected string, got null",
+                -1,
+                "error",
+            ));
+        }
     };
     let manager = &services.environments;
     let settings = manager.settings();
-    let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);
+    let background = args
+        .get("background")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let pty = args.get("pty").and_then(Value::as_bool).unwrap_or(false);
     let requested_timeout = args.get("timeout").and_then(Value::as_u64);
     let workdir = args
@@ -148,7 +157,9 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
         && let Some(bad) = bad_workdir_char(workdir)
     {
         return Ok(failure(
-            format!("Blocked: workdir contains disallowed character '{bad}'. Use a simple filesystem path without shell metacharacters."),
+            format!(
+                "Blocked: workdir contains disallowed character '{bad}'. Use a simple filesystem path without shell metacharacters."
+            ),
             -1,
             "blocked",
         ));
@@ -189,7 +200,15 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
     };
 
     if background {
-        return Ok(start_background(services, &env, &command, workdir.as_deref(), pty, args, approval_note));
+        return Ok(start_background(
+            services,
+            &env,
+            &command,
+            workdir.as_deref(),
+            pty,
+            args,
+            approval_note,
+        ));
     }
 
     let timeout = Duration::from_secs(requested_timeout.unwrap_or(settings.timeout).max(1));
@@ -203,17 +222,26 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
     });
     let outcome = match outcome {
         Ok(outcome) => outcome,
-        Err(err) => return Ok(failure(format!("Command execution failed: {err}"), -1, "error")),
+        Err(err) => {
+            return Ok(failure(
+                format!("Command execution failed: {err}"),
+                -1,
+                "error",
+            ));
+        }
     };
 
     let mut text = outcome.output.text.clone();
-    if let Some(replaced) = services.hooks.run_transform_terminal_output(&TerminalOutput {
-        command: &command,
-        output: &text,
-        exit_code: outcome.exit_code,
-        task_id: &task,
-        env_type: kind.name(),
-    }) {
+    if let Some(replaced) = services
+        .hooks
+        .run_transform_terminal_output(&TerminalOutput {
+            command: &command,
+            output: &text,
+            exit_code: outcome.exit_code,
+            task_id: &task,
+            env_type: kind.name(),
+        })
+    {
         text = replaced;
     }
     let text = strip_ansi(&text);
@@ -252,7 +280,13 @@ fn start_background(
     let processes = services.environments.processes();
     let process = match processes.spawn(env, command, workdir, pty) {
         Ok(p) => p,
-        Err(err) => return failure(format!("Failed to start background process: {err}"), -1, "error"),
+        Err(err) => {
+            return failure(
+                format!("Failed to start background process: {err}"),
+                -1,
+                "error",
+            );
+        }
     };
     let mut result = json!({
         "output": "Background process started",
@@ -262,8 +296,14 @@ fn start_background(
         "error": null,
         "hint": "It runs silently: check it with process(action=\"poll\"), read output with process(action=\"log\"), or block with process(action=\"wait\").",
     });
-    let notify = args.get("notify_on_complete").and_then(Value::as_bool).unwrap_or(false);
-    let watch = args.get("watch_patterns").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+    let notify = args
+        .get("notify_on_complete")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let watch = args
+        .get("watch_patterns")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
     if notify || watch {
         result["notify_unsupported"] = json!(
             "This session cannot receive asynchronous notifications; use process wait/poll instead."

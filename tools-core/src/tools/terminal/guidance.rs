@@ -54,7 +54,11 @@ fn strip_quotes(command: &str) -> String {
 }
 
 fn is_help_or_version(command: &str) -> bool {
-    let normalized = command.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let normalized = command
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase();
     normalized.contains(" --help")
         || normalized.contains(" --version")
         || normalized.ends_with(" -h")
@@ -118,15 +122,21 @@ pub fn exit_code_meaning(command: &str, code: i32) -> Option<&'static str> {
         .unwrap_or("");
     let base = word.rsplit('/').next().unwrap_or(word);
     match (base, code) {
-        ("grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack", 1) => Some("No matches found (not an error)"),
+        ("grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack", 1) => {
+            Some("No matches found (not an error)")
+        }
         ("diff" | "colordiff", 1) => Some("Files differ (expected, not an error)"),
-        ("find", 1) => Some("Some directories were inaccessible (partial results may still be valid)"),
+        ("find", 1) => {
+            Some("Some directories were inaccessible (partial results may still be valid)")
+        }
         ("test" | "[", 1) => Some("Condition evaluated to false (expected, not an error)"),
         ("curl", 6) => Some("Could not resolve host"),
         ("curl", 7) => Some("Failed to connect to host"),
         ("curl", 22) => Some("HTTP response code indicated error (e.g. 404, 500)"),
         ("curl", 28) => Some("Operation timed out"),
-        ("git", 1) => Some("Non-zero exit (often normal — e.g. 'git diff' returns 1 when files differ)"),
+        ("git", 1) => {
+            Some("Non-zero exit (often normal — e.g. 'git diff' returns 1 when files differ)")
+        }
         _ => None,
     }
 }
@@ -176,9 +186,18 @@ mod tests {
 
     #[test]
     fn exit_code_meanings() {
-        assert_eq!(exit_code_meaning("grep foo file", 1), Some("No matches found (not an error)"));
-        assert_eq!(exit_code_meaning("cat x | /usr/bin/grep foo", 1), Some("No matches found (not an error)"));
-        assert_eq!(exit_code_meaning("LANG=C diff a b", 1), Some("Files differ (expected, not an error)"));
+        assert_eq!(
+            exit_code_meaning("grep foo file", 1),
+            Some("No matches found (not an error)")
+        );
+        assert_eq!(
+            exit_code_meaning("cat x | /usr/bin/grep foo", 1),
+            Some("No matches found (not an error)")
+        );
+        assert_eq!(
+            exit_code_meaning("LANG=C diff a b", 1),
+            Some("Files differ (expected, not an error)")
+        );
         assert_eq!(exit_code_meaning("curl -f http://x", 22).is_some(), true);
         assert_eq!(exit_code_meaning("grep foo file", 2), None);
         assert_eq!(exit_code_meaning("ls", 1), None);

@@ -22,7 +22,10 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
-        Self::with(CoreSettings::default(), Arc::new(crate::approval::AllowAllGate))
+        Self::with(
+            CoreSettings::default(),
+            Arc::new(crate::approval::AllowAllGate),
+        )
     }
 
     fn with(settings: CoreSettings, gate: Arc<dyn ApprovalGate>) -> Self {
@@ -70,7 +73,12 @@ fn output(v: &Value) -> &str {
 fn dead(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
-        Ok(stat) => stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) == Some("Z"),
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                == Some("Z")
+        }
     }
 }
 
@@ -111,16 +119,30 @@ fn timeout_kills_the_whole_process_group() {
     assert_eq!(r["exit_code"], 124, "{r}");
     assert!(output(&r).contains("timed out after 1s"), "{r}");
     assert!(!output(&r).contains("never"));
-    let pid: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
-    assert!(eventually(|| dead(pid)), "grandchild {pid} survived the timeout");
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        eventually(|| dead(pid)),
+        "grandchild {pid} survived the timeout"
+    );
 }
 
 #[test]
 fn timeouts_above_the_foreground_maximum_are_refused() {
     let f = Fixture::new();
-    let r = f.call("terminal", "t", json!({"command": "echo x", "timeout": 601}));
+    let r = f.call(
+        "terminal",
+        "t",
+        json!({"command": "echo x", "timeout": 601}),
+    );
     assert_eq!(r["exit_code"], -1);
-    assert!(r["error"].as_str().unwrap().contains("background=true"), "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("background=true"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -137,7 +159,10 @@ fn long_output_keeps_head_and_tail_and_spills_the_rest() {
     let path = r["full_output_path"].as_str().unwrap();
     let full = std::fs::read_to_string(path).unwrap();
     let expected: String = (1..=20000).map(|i| format!("{i}\n")).collect();
-    assert_eq!(full, expected, "spill file must hold the whole output, nothing else");
+    assert_eq!(
+        full, expected,
+        "spill file must hold the whole output, nothing else"
+    );
 }
 
 #[test]
@@ -145,7 +170,13 @@ fn cwd_and_exported_variables_persist() {
     let f = Fixture::new();
     let dir = tempfile::tempdir().unwrap();
     let canonical = dir.path().canonicalize().unwrap();
-    f.run("t", &format!("cd {} && export FOO=bar && LOCAL_ONLY=1", dir.path().display()));
+    f.run(
+        "t",
+        &format!(
+            "cd {} && export FOO=bar && LOCAL_ONLY=1",
+            dir.path().display()
+        ),
+    );
     let r = f.run("t", "pwd; echo \"$FOO\"; echo \"${LOCAL_ONLY:-unset}\"");
     assert_eq!(output(&r), format!("{}\nbar\nunset", canonical.display()));
 }
@@ -159,7 +190,11 @@ fn workdir_applies_to_one_call() {
     let r = f.call("terminal", "t", json!({"command": "pwd", "workdir": "/"}));
     assert_eq!(output(&r), "/");
     assert_eq!(output(&f.run("t", "pwd")), canonical.display().to_string());
-    let bad = f.call("terminal", "t", json!({"command": "pwd", "workdir": "/tmp;id"}));
+    let bad = f.call(
+        "terminal",
+        "t",
+        json!({"command": "pwd", "workdir": "/tmp;id"}),
+    );
     assert_eq!(bad["status"], "blocked");
 }
 
@@ -175,7 +210,10 @@ fn per_task_cwd_override() {
             ..TaskOverride::default()
         },
     );
-    assert_eq!(output(&f.run("ta", "pwd")), a.path().canonicalize().unwrap().display().to_string());
+    assert_eq!(
+        output(&f.run("ta", "pwd")),
+        a.path().canonicalize().unwrap().display().to_string()
+    );
     // Applies at once to a live environment too.
     f.services.environments.set_task_override(
         "ta",
@@ -184,8 +222,14 @@ fn per_task_cwd_override() {
             ..TaskOverride::default()
         },
     );
-    assert_eq!(output(&f.run("ta", "pwd")), b.path().canonicalize().unwrap().display().to_string());
-    assert_ne!(output(&f.run("tb", "pwd")), b.path().canonicalize().unwrap().display().to_string());
+    assert_eq!(
+        output(&f.run("ta", "pwd")),
+        b.path().canonicalize().unwrap().display().to_string()
+    );
+    assert_ne!(
+        output(&f.run("tb", "pwd")),
+        b.path().canonicalize().unwrap().display().to_string()
+    );
 }
 
 #[test]
@@ -205,7 +249,9 @@ fn two_tasks_run_concurrently_and_stay_separate() {
             let f = Arc::clone(&f);
             let cmd = script(me, other);
             let task = format!("task-{me}");
-            std::thread::spawn(move || f.call("terminal", &task, json!({"command": cmd, "timeout": 30})))
+            std::thread::spawn(move || {
+                f.call("terminal", &task, json!({"command": cmd, "timeout": 30}))
+            })
         })
         .collect();
     for (h, me) in handles.into_iter().zip(["a", "b"]) {
@@ -219,7 +265,10 @@ fn two_tasks_run_concurrently_and_stay_separate() {
 #[test]
 fn output_is_ansi_stripped_and_redacted() {
     let f = Fixture::new();
-    let r = f.run("t", r"printf '\033[31mred\033[0m OPENAI_API_KEY=sk-abcdefghijklmnopqrstuv\n'");
+    let r = f.run(
+        "t",
+        r"printf '\033[31mred\033[0m OPENAI_API_KEY=sk-abcdefghijklmnopqrstuv\n'",
+    );
     assert_eq!(output(&r), "red OPENAI_API_KEY=[REDACTED]");
 }
 
@@ -227,7 +276,10 @@ fn output_is_ansi_stripped_and_redacted() {
 fn host_secrets_are_withheld_from_commands() {
     let f = Fixture::new();
     // The host's own variables pass, blocklisted ones never do.
-    let r = f.run("t", "echo ${HOME:+home-set}; echo ${DAYTONA_API_KEY:-no-key}");
+    let r = f.run(
+        "t",
+        "echo ${HOME:+home-set}; echo ${DAYTONA_API_KEY:-no-key}",
+    );
     assert!(output(&r).starts_with("home-set"));
     assert!(output(&r).ends_with("no-key"));
 }
@@ -237,14 +289,23 @@ fn transform_terminal_output_hook_sees_foreground_output() {
     let f = Fixture::new();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = Arc::clone(&seen);
-    f.services.hooks.on_transform_terminal_output("test", move |ev| {
-        seen2.lock().unwrap().push((ev.command.to_string(), ev.output.to_string(), ev.exit_code));
-        ev.output.contains("swap-me").then(|| "swapped".to_string())
-    });
+    f.services
+        .hooks
+        .on_transform_terminal_output("test", move |ev| {
+            seen2.lock().unwrap().push((
+                ev.command.to_string(),
+                ev.output.to_string(),
+                ev.exit_code,
+            ));
+            ev.output.contains("swap-me").then(|| "swapped".to_string())
+        });
     assert_eq!(output(&f.run("t", "echo swap-me")), "swapped");
     assert_eq!(output(&f.run("t", "echo keep; exit 3")), "keep");
     let seen = seen.lock().unwrap();
-    assert_eq!(seen[1], ("echo keep; exit 3".to_string(), "keep\n".to_string(), 3));
+    assert_eq!(
+        seen[1],
+        ("echo keep; exit 3".to_string(), "keep\n".to_string(), 3)
+    );
 }
 
 #[test]
@@ -290,7 +351,9 @@ impl ApprovalGate for RecordingGate {
             }
         } else if check.command.contains("git reset --hard") {
             GateDecision::Approved {
-                note: Some("Command required approval (hard reset) and was approved by the user.".into()),
+                note: Some(
+                    "Command required approval (hard reset) and was approved by the user.".into(),
+                ),
             }
         } else {
             GateDecision::Approved { note: None }
@@ -304,21 +367,44 @@ fn approval_gate_runs_before_every_command() {
     let f = Fixture::with(CoreSettings::default(), gate.clone());
     let dir = tempfile::tempdir().unwrap();
     let canary = dir.path().join("canary");
-    let r = f.run("t", &format!("touch {}; rm -rf / --no-preserve-root", canary.display()));
+    let r = f.run(
+        "t",
+        &format!("touch {}; rm -rf / --no-preserve-root", canary.display()),
+    );
     assert_eq!(r["status"], "blocked");
     assert_eq!(r["hardline"], true);
     assert!(!canary.exists(), "a blocked command must not run at all");
     let r = f.run("t", "echo git reset --hard");
-    assert!(r["approval"].as_str().unwrap().contains("approved by the user"));
-    let r = f.call("terminal", "t", json!({"command": "sleep 1", "background": true}));
+    assert!(
+        r["approval"]
+            .as_str()
+            .unwrap()
+            .contains("approved by the user")
+    );
+    let r = f.call(
+        "terminal",
+        "t",
+        json!({"command": "sleep 1", "background": true}),
+    );
     assert!(r["session_id"].as_str().unwrap().starts_with("proc_"));
     let seen = gate.seen.lock().unwrap();
-    assert_eq!(seen.len(), 3, "foreground and background commands are all checked");
-    assert!(seen.iter().all(|c| c.host_access && c.env_type == "local" && c.task_id == "t"));
+    assert_eq!(
+        seen.len(),
+        3,
+        "foreground and background commands are all checked"
+    );
+    assert!(
+        seen.iter()
+            .all(|c| c.host_access && c.env_type == "local" && c.task_id == "t")
+    );
 }
 
 fn start_bg(f: &Fixture, task: &str, command: &str, pty: bool) -> String {
-    let r = f.call("terminal", task, json!({"command": command, "background": true, "pty": pty}));
+    let r = f.call(
+        "terminal",
+        task,
+        json!({"command": command, "background": true, "pty": pty}),
+    );
     assert_eq!(r["error"], Value::Null, "{r}");
     r["session_id"].as_str().unwrap().to_string()
 }
@@ -326,18 +412,34 @@ fn start_bg(f: &Fixture, task: &str, command: &str, pty: bool) -> String {
 #[test]
 fn background_lifecycle() {
     let f = Fixture::new();
-    let id = start_bg(&f, "t", "for i in 1 2 3 4 5; do echo line$i; sleep 0.1; done; exit 7", false);
-    let r = f.call("process", "t", json!({"action": "wait", "session_id": id, "timeout": 30}));
+    let id = start_bg(
+        &f,
+        "t",
+        "for i in 1 2 3 4 5; do echo line$i; sleep 0.1; done; exit 7",
+        false,
+    );
+    let r = f.call(
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 30}),
+    );
     assert_eq!(r["status"], "exited", "{r}");
     assert_eq!(r["exit_code"], 7);
-    let log = f.call("process", "t", json!({"action": "log", "session_id": id, "offset": 1, "limit": 2}));
+    let log = f.call(
+        "process",
+        "t",
+        json!({"action": "log", "session_id": id, "offset": 1, "limit": 2}),
+    );
     assert_eq!(log["output"], "line2\nline3");
     assert_eq!(log["total_lines"], 5);
     let poll = f.call("process", "t", json!({"action": "poll", "session_id": id}));
     assert!(poll["output_preview"].as_str().unwrap().contains("line5"));
     let list = f.call("process", "t", json!({"action": "list"}));
     assert_eq!(list["processes"].as_array().unwrap().len(), 1);
-    assert_eq!(f.call("process", "other", json!({"action": "list"}))["processes"], json!([]));
+    assert_eq!(
+        f.call("process", "other", json!({"action": "list"}))["processes"],
+        json!([])
+    );
 }
 
 #[test]
@@ -358,12 +460,24 @@ fn background_kill_reaps_the_group() {
 fn background_stdin_write_submit_close() {
     let f = Fixture::new();
     let id = start_bg(&f, "t", "read a; echo got:$a; cat; echo eof", false);
-    let w = f.call("process", "t", json!({"action": "submit", "session_id": id, "data": "hello"}));
+    let w = f.call(
+        "process",
+        "t",
+        json!({"action": "submit", "session_id": id, "data": "hello"}),
+    );
     assert_eq!(w["bytes_written"], 6);
-    f.call("process", "t", json!({"action": "write", "session_id": id, "data": "tail\n"}));
+    f.call(
+        "process",
+        "t",
+        json!({"action": "write", "session_id": id, "data": "tail\n"}),
+    );
     let c = f.call("process", "t", json!({"action": "close", "session_id": id}));
     assert_eq!(c["message"], "stdin closed");
-    let r = f.call("process", "t", json!({"action": "wait", "session_id": id, "timeout": 30}));
+    let r = f.call(
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 30}),
+    );
     assert_eq!(r["status"], "exited", "{r}");
     assert_eq!(r["output"], "got:hello\ntail\neof\n");
 }
@@ -371,9 +485,22 @@ fn background_stdin_write_submit_close() {
 #[test]
 fn background_pty_mode() {
     let f = Fixture::new();
-    let id = start_bg(&f, "t", "tty; printf 'name? '; read x; echo \"hello $x\"", true);
-    f.call("process", "t", json!({"action": "submit", "session_id": id, "data": "pty"}));
-    let r = f.call("process", "t", json!({"action": "wait", "session_id": id, "timeout": 30}));
+    let id = start_bg(
+        &f,
+        "t",
+        "tty; printf 'name? '; read x; echo \"hello $x\"",
+        true,
+    );
+    f.call(
+        "process",
+        "t",
+        json!({"action": "submit", "session_id": id, "data": "pty"}),
+    );
+    let r = f.call(
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 30}),
+    );
     let out = r["output"].as_str().unwrap();
     assert!(out.contains("/dev/pts/"), "{out}");
     assert!(out.contains("hello pty"), "{out}");
@@ -385,7 +512,11 @@ fn wait_is_bounded_and_honours_cancellation() {
     settings.terminal.timeout = 1;
     let f = Fixture::with(settings, Arc::new(crate::approval::AllowAllGate));
     let id = start_bg(&f, "t", "sleep 300", false);
-    let r = f.call("process", "t", json!({"action": "wait", "session_id": id, "timeout": 50}));
+    let r = f.call(
+        "process",
+        "t",
+        json!({"action": "wait", "session_id": id, "timeout": 50}),
+    );
     assert_eq!(r["status"], "timeout");
     assert!(r["timeout_note"].as_str().unwrap().contains("1s"));
     let ctx = ToolContext::for_task("t");
@@ -402,7 +533,10 @@ fn shutdown_kills_and_reaps_background_processes() {
         .as_u64()
         .unwrap() as u32;
     f.services.shutdown();
-    assert!(eventually(|| reaped(pid)), "background process {pid} outlived shutdown");
+    assert!(
+        eventually(|| reaped(pid)),
+        "background process {pid} outlived shutdown"
+    );
     let r = f.run("t", "echo late");
     assert_eq!(r["status"], "disabled");
 }
@@ -412,8 +546,17 @@ fn process_errors() {
     let f = Fixture::new();
     let r = f.call("process", "t", json!({"action": "poll"}));
     assert_eq!(r["error"], "session_id is required for poll");
-    let r = f.call("process", "t", json!({"action": "poll", "session_id": "proc_nope"}));
+    let r = f.call(
+        "process",
+        "t",
+        json!({"action": "poll", "session_id": "proc_nope"}),
+    );
     assert_eq!(r["status"], "not_found");
     let r = f.call("process", "t", json!({"action": "explode"}));
-    assert!(r["error"].as_str().unwrap().starts_with("Unknown process action"));
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Unknown process action")
+    );
 }
