@@ -22,7 +22,7 @@ struct FloorGate {
 impl ApprovalGate for FloorGate {
     fn check(&self, check: &CommandCheck) -> GateDecision {
         self.seen.lock().unwrap().push(check.clone());
-        if check.command.contains("rm -rf /") {
+        if check.command.contains("rm -rf / ") {
             GateDecision::Blocked {
                 message: "BLOCKED (hardline): recursive delete of the root filesystem".into(),
                 hardline: true,
@@ -188,6 +188,39 @@ fn file_io(rig: &Rig) {
         .read_file("/nonexistent/x", Duration::from_secs(60))
         .unwrap_err();
     assert!(err.to_string().contains("/nonexistent/x"), "{err}");
+
+    // The primitives the file tools are built on, inside the environment.
+    use std::io::Read;
+    use tools_core::environments::fs_ops::EnvFileKind;
+    let root = "/tmp/th-fs";
+    rig.out("files", &format!("rm -rf {root}"));
+    assert!(env.write_atomic(&format!("{root}/src/a.txt"), b"alpha\n").unwrap());
+    assert!(!env.write_atomic(&format!("{root}/src/a.txt"), b"beta\n").unwrap());
+    env.write_atomic(&format!("{root}/src/.hidden"), b"h").unwrap();
+    env.write_atomic(&format!("{root}/b c.bin"), &data[..1000]).unwrap();
+    let mut text = String::new();
+    env.open_read(&format!("{root}/src/a.txt")).unwrap().read_to_string(&mut text).unwrap();
+    assert_eq!(text, "beta\n");
+    let meta = env.stat(&format!("{root}/b c.bin")).unwrap();
+    assert_eq!((meta.kind, meta.len), (EnvFileKind::File, 1000));
+    assert_eq!(
+        env.stat(&format!("{root}/missing")).unwrap_err().kind(),
+        std::io::ErrorKind::NotFound
+    );
+    assert_eq!(
+        env.list_dir(root).unwrap(),
+        vec![("b c.bin".to_string(), EnvFileKind::File), ("src".to_string(), EnvFileKind::Dir)]
+    );
+    let walked: Vec<String> = env
+        .walk_files(root, false, false, None)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    assert_eq!(walked, vec![format!("{root}/b c.bin"), format!("{root}/src/a.txt")]);
+    env.rename(&format!("{root}/src/a.txt"), &format!("{root}/moved/a.txt")).unwrap();
+    env.remove_file(&format!("{root}/moved/a.txt")).unwrap();
+    assert_eq!(rig.out("files", &format!("ls {root}/moved | wc -l")).trim(), "0");
 }
 
 fn docker_settings() -> Option<TerminalSettings> {
@@ -199,6 +232,9 @@ fn docker_settings() -> Option<TerminalSettings> {
     t.docker.host = host;
     t.docker.image = image;
     t.docker.memory_mb = 512;
+    // No bridge network: creating and tearing down podman's bridge and firewall rules
+    // while other jobs run on the machine is disruptive, and no test needs a network.
+    t.docker.network = false;
     Some(t)
 }
 

@@ -50,6 +50,7 @@ fn settings_for(kind: BackendKind, env: &HashMap<String, String>) -> Option<Term
         BackendKind::Docker => {
             t.docker.host = env.get("TOOLHOST_TEST_DOCKER_HOST")?.clone();
             t.docker.image = env.get("TOOLHOST_TEST_DOCKER_IMAGE")?.clone();
+            t.docker.network = false;
             tools_core::environments::docker::availability(&t.docker).ok()?;
         }
         BackendKind::Ssh => {

@@ -59,6 +59,8 @@ pub fn wait_for(
     let deadline = Instant::now() + timeout;
     let mut exited: Option<(Instant, i32)> = None;
     let mut eof = rx.is_none();
+    // After EOF the exit status follows within microseconds; poll fast, then back off.
+    let mut status_poll = Duration::from_micros(200);
     loop {
         if !eof && let Some(rx) = &rx {
             match rx.recv_timeout(TICK) {
@@ -73,7 +75,8 @@ pub fn wait_for(
                 Err(mpsc::RecvTimeoutError::Disconnected) => eof = true,
             }
         } else {
-            std::thread::sleep(TICK);
+            std::thread::sleep(status_poll);
+            status_poll = (status_poll * 2).min(TICK);
         }
         if cancel.is_some_and(CancellationToken::is_cancelled) {
             child.kill();
