@@ -194,12 +194,23 @@ fn file_io(rig: &Rig) {
     use tools_core::environments::fs_ops::EnvFileKind;
     let root = "/tmp/th-fs";
     rig.out("files", &format!("rm -rf {root}"));
-    assert!(env.write_atomic(&format!("{root}/src/a.txt"), b"alpha\n").unwrap());
-    assert!(!env.write_atomic(&format!("{root}/src/a.txt"), b"beta\n").unwrap());
-    env.write_atomic(&format!("{root}/src/.hidden"), b"h").unwrap();
-    env.write_atomic(&format!("{root}/b c.bin"), &data[..1000]).unwrap();
+    assert!(
+        env.write_atomic(&format!("{root}/src/a.txt"), b"alpha\n")
+            .unwrap()
+    );
+    assert!(
+        !env.write_atomic(&format!("{root}/src/a.txt"), b"beta\n")
+            .unwrap()
+    );
+    env.write_atomic(&format!("{root}/src/.hidden"), b"h")
+        .unwrap();
+    env.write_atomic(&format!("{root}/b c.bin"), &data[..1000])
+        .unwrap();
     let mut text = String::new();
-    env.open_read(&format!("{root}/src/a.txt")).unwrap().read_to_string(&mut text).unwrap();
+    env.open_read(&format!("{root}/src/a.txt"))
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
     assert_eq!(text, "beta\n");
     let meta = env.stat(&format!("{root}/b c.bin")).unwrap();
     assert_eq!((meta.kind, meta.len), (EnvFileKind::File, 1000));
@@ -209,7 +220,10 @@ fn file_io(rig: &Rig) {
     );
     assert_eq!(
         env.list_dir(root).unwrap(),
-        vec![("b c.bin".to_string(), EnvFileKind::File), ("src".to_string(), EnvFileKind::Dir)]
+        vec![
+            ("b c.bin".to_string(), EnvFileKind::File),
+            ("src".to_string(), EnvFileKind::Dir)
+        ]
     );
     let walked: Vec<String> = env
         .walk_files(root, false, false, None)
@@ -217,10 +231,17 @@ fn file_io(rig: &Rig) {
         .into_iter()
         .map(|e| e.path)
         .collect();
-    assert_eq!(walked, vec![format!("{root}/b c.bin"), format!("{root}/src/a.txt")]);
-    env.rename(&format!("{root}/src/a.txt"), &format!("{root}/moved/a.txt")).unwrap();
+    assert_eq!(
+        walked,
+        vec![format!("{root}/b c.bin"), format!("{root}/src/a.txt")]
+    );
+    env.rename(&format!("{root}/src/a.txt"), &format!("{root}/moved/a.txt"))
+        .unwrap();
     env.remove_file(&format!("{root}/moved/a.txt")).unwrap();
-    assert_eq!(rig.out("files", &format!("ls {root}/moved | wc -l")).trim(), "0");
+    assert_eq!(
+        rig.out("files", &format!("ls {root}/moved | wc -l")).trim(),
+        "0"
+    );
 }
 
 fn docker_settings() -> Option<TerminalSettings> {

@@ -115,7 +115,9 @@ impl Read for StreamingRead {
             self.done = true;
             let code = self.child.wait()?;
             if code != 0 {
-                return Err(io::Error::other(format!("reading failed with exit code {code}")));
+                return Err(io::Error::other(format!(
+                    "reading failed with exit code {code}"
+                )));
             }
         }
         Ok(n)
@@ -306,7 +308,11 @@ impl TaskEnvironment {
             .map(|d| format!("-maxdepth {}", d + 1))
             .unwrap_or_default();
         let hidden_rg = if hidden { "--hidden" } else { "" };
-        let ignore_rg = if respect_ignore_files { "" } else { "--no-ignore" };
+        let ignore_rg = if respect_ignore_files {
+            ""
+        } else {
+            "--no-ignore"
+        };
         let hidden_find = if hidden {
             String::new()
         } else {
@@ -355,8 +361,13 @@ mod tests {
     use std::sync::Arc;
 
     fn env() -> TaskEnvironment {
-        TaskEnvironment::start(Arc::new(LocalEnvironment::new("/", Vec::new())), "fs", None, &[])
-            .unwrap()
+        TaskEnvironment::start(
+            Arc::new(LocalEnvironment::new("/", Vec::new())),
+            "fs",
+            None,
+            &[],
+        )
+        .unwrap()
     }
 
     #[test]
@@ -368,7 +379,10 @@ mod tests {
         assert!(env.write_atomic(&file, b"one\x00two").unwrap());
         assert!(!env.write_atomic(&file, b"three").unwrap());
         let mut text = String::new();
-        env.open_read(&file).unwrap().read_to_string(&mut text).unwrap();
+        env.open_read(&file)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
         assert_eq!(text, "three");
         assert_eq!(env.read_prefix(&file, 2).unwrap(), b"th");
         let meta = env.stat(&file).unwrap();
@@ -404,7 +418,9 @@ mod tests {
         env.rename(&file, &format!("{d}/moved/c.bin")).unwrap();
         env.remove_file(&format!("{d}/moved/c.bin")).unwrap();
         assert_eq!(
-            env.remove_file(&format!("{d}/moved/c.bin")).unwrap_err().kind(),
+            env.remove_file(&format!("{d}/moved/c.bin"))
+                .unwrap_err()
+                .kind(),
             io::ErrorKind::NotFound
         );
     }

@@ -164,34 +164,44 @@ impl LocalChild {
         self
     }
 
-    fn group_alive(&self) -> bool {
+    /// The process group id, only while it is provably ours: the leader is our child
+    /// and not yet reaped, so its pid (and the group id) cannot have been reused. Never
+    /// 0 or 1 (`kill(-1)` would signal every process).
+    fn owned_pgid(&self) -> Option<Pid> {
         self.pgid
-            .is_some_and(|pgid| rustix::process::test_kill_process_group(pgid).is_ok())
+            .filter(|pgid| pgid.as_raw_nonzero().get() > 1 && self.exit.is_none())
     }
 
-    fn signal_group(&self, signal: Signal) {
-        match self.pgid {
-            Some(pgid) => {
-                let _ = rustix::process::kill_process_group(pgid, signal);
-            }
-            None => {
-                if let Some(pid) = Pid::from_raw(self.child.id() as i32) {
-                    let _ = rustix::process::kill_process(pid, signal);
-                }
-            }
-        }
+    /// True while a member of our group other than a zombie is alive (from /proc; the
+    /// unreaped leader keeps `kill(-pgid, 0)` succeeding even when it is a zombie).
+    fn members_alive(pgid: Pid) -> bool {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return rustix::process::test_kill_process_group(pgid).is_ok();
+        };
+        let want = pgid.as_raw_nonzero().get();
+        dir.flatten().any(|entry| {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                return false;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // Fields after the parenthesised command: state, ppid, pgrp, ...
+            let mut rest = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+            let state = rest.next().unwrap_or("Z");
+            let pgrp = rest.nth(1).and_then(|p| p.parse::<i32>().ok());
+            pgrp == Some(want) && state != "Z" && state != "X"
+        })
     }
 
-    fn wait_group_gone(&mut self, limit: Duration) -> bool {
+    fn wait_members_gone(pgid: Pid, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         loop {
-            // Reap the leader promptly: an unreaped leader keeps the group "alive".
-            if self.exit.is_none()
-                && let Ok(Some(status)) = self.child.try_wait()
-            {
-                self.exit = Some(exit_code(status));
-            }
-            if !self.group_alive() {
+            if !Self::members_alive(pgid) {
                 return true;
             }
             if Instant::now() >= deadline {
@@ -233,11 +243,13 @@ impl RunningCommand for LocalChild {
         if let Some(on_kill) = &mut self.on_kill {
             on_kill();
         }
-        if self.group_alive() {
-            self.signal_group(Signal::TERM);
-            if !self.wait_group_gone(Duration::from_secs(1)) {
-                self.signal_group(Signal::KILL);
-                self.wait_group_gone(Duration::from_secs(2));
+        // Signal the group only while the leader is unreaped (see `owned_pgid`); the
+        // leader is reaped last, after the whole group is gone.
+        if let Some(pgid) = self.owned_pgid() {
+            let _ = rustix::process::kill_process_group(pgid, Signal::TERM);
+            if !Self::wait_members_gone(pgid, Duration::from_secs(1)) {
+                let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+                Self::wait_members_gone(pgid, Duration::from_secs(2));
             }
         }
         if self.exit.is_none() {

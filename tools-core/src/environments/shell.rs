@@ -106,7 +106,7 @@ impl SessionScripts {
         let snap = quote(&self.snapshot);
         let mut s = String::new();
         if let Some(pid_file) = pid_file {
-            s.push_str(&format!("echo $$ > {} 2>/dev/null\n", quote(pid_file)));
+            s.push_str(&record_pid(pid_file));
         }
         if snapshot_ready {
             s.push_str(&format!(". {snap} >/dev/null 2>&1 || true\n"));
@@ -140,7 +140,7 @@ impl SessionScripts {
     ) -> String {
         let mut s = String::new();
         if let Some(pid_file) = pid_file {
-            s.push_str(&format!("echo $$ > {} 2>/dev/null\n", quote(pid_file)));
+            s.push_str(&record_pid(pid_file));
         }
         if snapshot_ready {
             s.push_str(&format!(
@@ -188,21 +188,39 @@ fn rfind(haystack: &[u8], needle: &[u8], before: usize) -> Option<usize> {
         .find(|&i| &haystack[i..i + needle.len()] == needle)
 }
 
-/// Kill the process group whose id is in `pid_file` (SIGTERM, 1 s grace, SIGKILL), falling
-/// back to the single process when it is not a group leader. Runs inside the environment.
-/// (No `--` before the negative id: dash's `kill` does not accept it.)
+/// Kill the process group whose id is in `pid_file` (SIGTERM, 1 s grace, SIGKILL).
+/// Runs inside the environment. Guards against pid reuse: the id must be a number above
+/// 1, and the group is signalled only while its leader is the process that wrote the file
+/// (same start time in /proc, when there is a /proc) or, with the leader gone, while the
+/// group still has members (a live group id cannot be reused). No `--` before the
+/// negative id: dash's `kill` does not accept it.
 pub fn kill_group_script(pid_file: &str) -> String {
     let f = quote(pid_file);
-    format!(
-        "p=$(cat {f} 2>/dev/null) || exit 0\n\
-         [ -n \"$p\" ] || exit 0\n\
-         kill -TERM -\"$p\" 2>/dev/null || kill -TERM \"$p\" 2>/dev/null\n\
-         i=0\n\
-         while [ $i -lt 10 ] && kill -0 -\"$p\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n\
-         kill -KILL -\"$p\" 2>/dev/null; kill -KILL \"$p\" 2>/dev/null\n\
-         rm -f {f}\n\
-         exit 0\n"
-    )
+    let body = r#"set -- $(cat __F__ 2>/dev/null)
+p=$1; st=$2
+case "$p" in ''|*[!0-9]*) exit 0;; esac
+[ "$p" -gt 1 ] || exit 0
+if [ -n "$st" ] && [ -r /proc/$p/stat ]; then
+  now=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f20)
+  [ "$now" = "$st" ] || exit 0
+fi
+kill -0 -"$p" 2>/dev/null || exit 0
+kill -TERM -"$p" 2>/dev/null
+i=0
+while [ $i -lt 10 ] && kill -0 -"$p" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+kill -0 -"$p" 2>/dev/null && kill -KILL -"$p" 2>/dev/null
+rm -f __F__
+exit 0
+"#;
+    body.replace("__F__", &f)
+}
+
+/// The line a wrapper starts with: record `$$` and its start time for
+/// [`kill_group_script`].
+pub fn record_pid(pid_file: &str) -> String {
+    let body = r#"echo "$$ $(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)" > __F__ 2>/dev/null
+"#;
+    body.replace("__F__", &quote(pid_file))
 }
 
 /// `mkdir -p` the parent of `path`, then copy stdin into it.
@@ -214,6 +232,7 @@ pub fn write_file_script(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
 
     #[test]
     fn quoting() {
@@ -243,6 +262,53 @@ mod tests {
         assert!(s.find_cwd_report(b"no marker here").is_none());
         let m = s.cwd_marker();
         assert!(s.find_cwd_report(format!("x{m}half").as_bytes()).is_none());
+    }
+
+    #[test]
+    fn kill_script_kills_the_recorded_group_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("p").display().to_string();
+        let run = |script: &str| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .status()
+                .unwrap()
+        };
+        // A group of our own that records itself like the wrappers do.
+        let mut leader = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{}sleep 300 & wait", record_pid(&pid_file)))
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        for _ in 0..100 {
+            if std::fs::read_to_string(&pid_file).is_ok_and(|s| s.trim().contains(' ')) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let recorded = std::fs::read_to_string(&pid_file).unwrap();
+        // A stale record (other start time) must not signal anything.
+        let pid = recorded.split_whitespace().next().unwrap().to_string();
+        std::fs::write(&pid_file, format!("{pid} 1")).unwrap();
+        assert!(run(&kill_group_script(&pid_file)).success());
+        assert!(
+            leader.try_wait().unwrap().is_none(),
+            "stale record killed a process"
+        );
+        // Nor may junk or pid 1.
+        for junk in ["1 0", "-1", "abc", ""] {
+            std::fs::write(&pid_file, junk).unwrap();
+            assert!(run(&kill_group_script(&pid_file)).success());
+        }
+        assert!(leader.try_wait().unwrap().is_none());
+        // The genuine record kills the whole group.
+        std::fs::write(&pid_file, &recorded).unwrap();
+        assert!(run(&kill_group_script(&pid_file)).success());
+        let status = leader.wait().unwrap();
+        assert!(!status.success());
+        assert!(!std::path::Path::new(&pid_file).exists());
     }
 
     #[test]

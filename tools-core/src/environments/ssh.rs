@@ -1,7 +1,8 @@
 //! The ssh backend: commands on a remote host through the OpenSSH client, multiplexed
-//! over one ControlMaster connection per environment (opened at creation, closed with
-//! `ssh -O exit` on cleanup). Host keys are checked against `known_hosts_file` when one
-//! is configured, otherwise accepted on first use.
+//! over one master connection per environment. The master (`ssh -M -N`) is a child
+//! process toolhost owns — not a daemon forked by `ControlPersist` — so it is killed and
+//! reaped on cleanup like everything else. Host keys are checked against
+//! `known_hosts_file` when one is configured, otherwise accepted on first use.
 //!
 //! The remote shell started by sshd is a session leader, so a timeout kills its whole
 //! group remotely (through the pid file the wrapper writes) and then the local client.
@@ -35,16 +36,21 @@ pub fn availability(settings: &SshSettings) -> Result<(), String> {
     }
 }
 
-/// Arguments shared by every ssh invocation (before the destination).
-pub fn base_args(settings: &SshSettings, control_path: &str) -> Vec<String> {
+/// Arguments shared by every ssh invocation (before the destination); `master` for the
+/// connection owner, otherwise a client of it.
+pub fn base_args(settings: &SshSettings, control_path: &str, master: bool) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     let mut opt = |o: String| {
         args.push("-o".into());
         args.push(o);
     };
     opt(format!("ControlPath={control_path}"));
-    opt("ControlMaster=auto".into());
-    opt(format!("ControlPersist={}", settings.control_persist));
+    if master {
+        opt("ControlMaster=yes".into());
+        opt("ControlPersist=no".into());
+    } else {
+        opt("ControlMaster=no".into());
+    }
     opt("BatchMode=yes".into());
     opt(format!("ConnectTimeout={}", settings.connect_timeout));
     opt("ServerAliveInterval=15".into());
@@ -80,11 +86,86 @@ pub fn remote_command(shell: &str, login: bool, script: &str) -> String {
 }
 
 /// A remote host.
-#[derive(Debug)]
 pub struct SshEnvironment {
     settings: SshSettings,
     control_path: String,
     shell: String,
+    master: std::sync::Mutex<Option<LocalChild>>,
+}
+
+impl std::fmt::Debug for SshEnvironment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SshEnvironment")
+            .field("destination", &self.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Start the master connection and wait until its socket answers.
+fn start_master(settings: &SshSettings, control_path: &str) -> Result<LocalChild, EnvError> {
+    let mut args: Vec<OsString> = vec!["-N".into()];
+    args.extend(
+        base_args(settings, control_path, true)
+            .into_iter()
+            .map(OsString::from),
+    );
+    let mut master = LocalChild::spawn(LocalCommand {
+        program: "ssh".into(),
+        args,
+        env: None,
+        cwd: None,
+        stdin: StdinMode::Null,
+        pty: false,
+    })
+    .map_err(|source| EnvError::Spawn {
+        backend: BackendKind::Ssh,
+        what: "ssh master connection".into(),
+        source,
+    })?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(settings.connect_timeout + 5);
+    loop {
+        if let Ok(Some(code)) = master.try_wait() {
+            let mut text = String::new();
+            if let Some(mut out) = master.take_output() {
+                let _ = std::io::Read::read_to_string(&mut out, &mut text);
+            }
+            return Err(EnvError::Create {
+                backend: BackendKind::Ssh,
+                reason: format!(
+                    "ssh {}@{}:{} failed (exit {code}): {}",
+                    settings.user,
+                    settings.host,
+                    settings.port,
+                    text.trim()
+                ),
+            });
+        }
+        let mut check = base_args(settings, control_path, false);
+        check.insert(0, "check".into());
+        check.insert(0, "-O".into());
+        let ready = std::process::Command::new("ssh")
+            .args(&check)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ready {
+            return Ok(master);
+        }
+        if std::time::Instant::now() >= deadline {
+            master.kill();
+            return Err(EnvError::Timeout {
+                backend: BackendKind::Ssh,
+                operation: format!(
+                    "connect to {}@{}:{}",
+                    settings.user, settings.host, settings.port
+                ),
+                seconds: settings.connect_timeout + 5,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 impl SshEnvironment {
@@ -104,10 +185,12 @@ impl SshEnvironment {
             .join(format!("{}.sock", super::random_hex(12)))
             .display()
             .to_string();
+        let master = start_master(settings, &control_path)?;
         let mut env = SshEnvironment {
             settings: settings.clone(),
             control_path,
             shell: "sh".into(),
+            master: std::sync::Mutex::new(Some(master)),
         };
         let (code, out) = super::exec::run_collect(
             &env,
@@ -138,7 +221,7 @@ impl SshEnvironment {
     }
 
     fn ssh_command(&self, remote: String, stdin: StdinMode) -> LocalCommand {
-        let mut args: Vec<OsString> = base_args(&self.settings, &self.control_path)
+        let mut args: Vec<OsString> = base_args(&self.settings, &self.control_path, false)
             .into_iter()
             .map(OsString::from)
             .collect();
@@ -215,7 +298,7 @@ impl Environment for SshEnvironment {
     }
 
     fn cleanup(&self) -> Result<(), EnvError> {
-        let mut args = base_args(&self.settings, &self.control_path);
+        let mut args = base_args(&self.settings, &self.control_path, false);
         args.insert(0, "exit".into());
         args.insert(0, "-O".into());
         let _ = std::process::Command::new("ssh")
@@ -224,6 +307,20 @@ impl Environment for SshEnvironment {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status();
+        let master = self
+            .master
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(mut master) = master {
+            // Exits on its own after `-O exit`; this kills and reaps it either way.
+            if !matches!(master.try_wait(), Ok(Some(_))) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !matches!(master.try_wait(), Ok(Some(_))) {
+                master.kill();
+            }
+        }
         let _ = std::fs::remove_file(PathBuf::from(&self.control_path));
         Ok(())
     }
@@ -243,9 +340,11 @@ mod tests {
             known_hosts_file: "/kh".into(),
             ..SshSettings::default()
         };
-        let args = base_args(&settings, "/tmp/c.sock").join(" ");
+        let args = base_args(&settings, "/tmp/c.sock", false).join(" ");
         assert!(args.contains("ControlPath=/tmp/c.sock"));
-        assert!(args.contains("ControlMaster=auto"));
+        assert!(args.contains("ControlMaster=no"));
+        let master = base_args(&settings, "/tmp/c.sock", true).join(" ");
+        assert!(master.contains("ControlMaster=yes") && master.contains("ControlPersist=no"));
         assert!(args.contains("BatchMode=yes"));
         assert!(args.contains("StrictHostKeyChecking=yes"));
         assert!(args.contains("UserKnownHostsFile=/kh"));
