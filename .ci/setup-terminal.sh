@@ -67,7 +67,12 @@ SOCK="$CI_DIR/podman.sock"
 if ! curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; then
     log "starting podman system service on $SOCK"
     rm -f "$SOCK"
-    nohup podman system service --time=0 "unix://$SOCK" >"$CI_DIR/podman-service.log" 2>&1 &
+    # The service runs in a PID namespace of its own: podman 4.3 kills exec sessions by
+    # recorded host pid when a container is removed, and with pids wrapping quickly on a
+    # busy 2-core machine a stale pid can belong to anything. Inside its own namespace a
+    # stray signal can only reach podman's own processes.
+    setsid nohup unshare --pid --fork --mount-proc \
+        podman system service --time=0 "unix://$SOCK" >"$CI_DIR/podman-service.log" 2>&1 < /dev/null &
     echo $! > "$CI_DIR/podman-service.pid"
     for _ in $(seq 1 100); do
         [ -S "$SOCK" ] && curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1 && break
