@@ -70,8 +70,12 @@ fn empty_object_schema() -> Value {
 
 /// Sanitize one function definition (`{"name","description","parameters"}`) in place.
 pub fn sanitize_function(function: &mut Map<String, Value>) {
-    let parameters = function.remove("parameters").unwrap_or(Value::Null);
-    function.insert("parameters".into(), sanitize_parameters(parameters));
+    match function.get_mut("parameters") {
+        Some(slot) => *slot = sanitize_parameters(std::mem::take(slot)),
+        None => {
+            function.insert("parameters".into(), empty_object_schema());
+        }
+    }
 }
 
 /// Sanitize a tool's parameters schema.
@@ -84,10 +88,9 @@ pub fn sanitize_parameters(parameters: Value) -> Value {
     let Value::Object(map) = &mut top else {
         return empty_object_schema();
     };
-    for key in TOP_LEVEL_FORBIDDEN {
-        map.remove(*key);
-    }
-    map.remove("nullable");
+    remove_keys(map, |key| {
+        key == "nullable" || TOP_LEVEL_FORBIDDEN.contains(&key)
+    });
     map.insert("type".into(), Value::String("object".into()));
     if !map.get("properties").is_some_and(Value::is_object) {
         map.insert("properties".into(), Value::Object(Map::new()));
@@ -120,49 +123,76 @@ fn bare_string_schema(name: &str) -> Value {
 }
 
 /// Sanitize an object node; returns a replacement when a nullable union collapsed.
+///
+/// One walk over the node's keys (schema objects are small; hashing every keyword
+/// the sanitizer knows would cost more than the walk).
 fn sanitize_object(map: &mut Map<String, Value>) -> Option<Value> {
     normalize_type_array(map);
-    for key in SCHEMA_MAP_KEYWORDS {
-        match map.get_mut(*key) {
-            Some(Value::Object(children)) => children.values_mut().for_each(sanitize_node),
-            Some(_) => {
-                map.remove(*key);
+    let mut malformed_map_keyword = false;
+    let (mut is_object, mut has_properties, mut has_required) = (false, false, false);
+    let (mut has_union, mut has_ref) = (false, false);
+    for (key, value) in map.iter_mut() {
+        let key = key.as_str();
+        if SCHEMA_MAP_KEYWORDS.contains(&key) {
+            match value {
+                Value::Object(children) => {
+                    children.values_mut().for_each(sanitize_node);
+                    has_properties |= key == "properties";
+                }
+                _ => malformed_map_keyword = true,
             }
-            None => {}
+        } else if SCHEMA_KEYWORDS.contains(&key) {
+            if !value.is_boolean() {
+                sanitize_node(value);
+            }
+        } else if SCHEMA_ARRAY_KEYWORDS.contains(&key) {
+            if let Value::Array(children) = value {
+                children.iter_mut().for_each(sanitize_node);
+            }
+            has_union |= key == "anyOf" || key == "oneOf";
+        } else {
+            match key {
+                "type" => is_object = value.as_str() == Some("object"),
+                "required" => has_required = true,
+                "$ref" => has_ref = true,
+                "dependencies" => {
+                    if let Value::Object(deps) = value {
+                        // Draft-07: a schema, or a list of property names (left alone).
+                        deps.values_mut()
+                            .filter(|v| v.is_object())
+                            .for_each(sanitize_node);
+                    }
+                }
+                _ => {}
+            }
         }
     }
-    if let Some(Value::Object(deps)) = map.get_mut("dependencies") {
-        // Draft-07: a schema, or a list of property names (left alone).
-        deps.values_mut()
-            .filter(|v| v.is_object())
-            .for_each(sanitize_node);
+    if malformed_map_keyword {
+        map.retain(|key, value| value.is_object() || !SCHEMA_MAP_KEYWORDS.contains(&key.as_str()));
     }
-    for key in SCHEMA_KEYWORDS {
-        if let Some(child) = map.get_mut(*key)
-            && !child.is_boolean()
-        {
-            sanitize_node(child);
-        }
-    }
-    for key in SCHEMA_ARRAY_KEYWORDS {
-        if let Some(Value::Array(children)) = map.get_mut(*key) {
-            children.iter_mut().for_each(sanitize_node);
-        }
-    }
-    if map.get("type").and_then(Value::as_str) == Some("object")
-        && !map.get("properties").is_some_and(Value::is_object)
-    {
+    if is_object && !has_properties {
         map.insert("properties".into(), Value::Object(Map::new()));
     }
-    prune_required(map);
-    if let Some(mut replacement) = collapse_nullable_union(map) {
+    if has_required {
+        prune_required(map);
+    }
+    if has_union && let Some(mut replacement) = collapse_nullable_union(map) {
         if let Value::Object(r) = &mut replacement {
             strip_ref_default(r);
         }
         return Some(replacement);
     }
-    strip_ref_default(map);
+    if has_ref {
+        strip_ref_default(map);
+    }
     None
+}
+
+/// Remove keys in place, keeping the order of the others.
+fn remove_keys(map: &mut Map<String, Value>, doomed: impl Fn(&str) -> bool) {
+    if map.keys().any(|k| doomed(k)) {
+        map.retain(|key, _| !doomed(key));
+    }
 }
 
 /// `type: [..]` → one type (+ `nullable`), or an `anyOf` of single types.
@@ -187,7 +217,7 @@ fn normalize_type_array(map: &mut Map<String, Value>) {
             map.insert("type".into(), Value::String(single.clone()));
         }
         several => {
-            map.remove("type");
+            remove_keys(map, |key| key == "type");
             let union: Vec<Value> = several.iter().map(|t| json!({"type": t})).collect();
             if map.contains_key("anyOf") {
                 // Keep the existing union; both must hold.
@@ -216,7 +246,7 @@ fn prune_required(map: &mut Map<String, Value>) {
         None => return,
         Some(Value::Array(_)) => {}
         Some(_) => {
-            map.remove("required");
+            remove_keys(map, |key| key == "required");
             return;
         }
     }
@@ -237,7 +267,7 @@ fn prune_required(map: &mut Map<String, Value>) {
         }
     }
     if kept.is_empty() {
-        map.remove("required");
+        remove_keys(map, |key| key == "required");
     } else {
         map.insert("required".into(), Value::Array(kept));
     }
@@ -277,7 +307,7 @@ fn collapse_nullable_union(map: &Map<String, Value>) -> Option<Value> {
 
 fn strip_ref_default(map: &mut Map<String, Value>) {
     if map.contains_key("$ref") {
-        map.remove("default");
+        remove_keys(map, |key| key == "default");
     }
 }
 
@@ -470,6 +500,27 @@ mod tests {
             Value::Object(function),
             json!({"name": "t", "parameters": {"type": "object", "properties": {}}})
         );
+    }
+
+    #[test]
+    fn key_order_is_preserved() {
+        let before = json!({"anyOf": [{}], "properties": {"z": {"type": "string"}, "a": {"type": ["integer", "null"]}},
+            "description": "d", "type": "object", "required": ["z"]});
+        let after = sanitize_parameters(before);
+        let keys: Vec<&str> = after
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["properties", "description", "type", "required"]);
+        let props: Vec<&str> = after["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(props, ["z", "a"]);
     }
 
     #[test]

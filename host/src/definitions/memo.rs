@@ -108,11 +108,13 @@ impl DefinitionsMemo {
         let mut entries = self.lock();
         // Answers for an older state of this registry can never be asked for again.
         entries.retain(|e| {
-            !(e.registry_id == entry.registry_id && e.generation < entry.generation)
-                && !(e.registry_id == entry.registry_id
-                    && e.generation == entry.generation
-                    && e.enabled == entry.enabled
-                    && e.disabled == entry.disabled)
+            let same_registry = e.registry_id == entry.registry_id;
+            let outdated = same_registry && e.generation < entry.generation;
+            let duplicate = same_registry
+                && e.generation == entry.generation
+                && e.enabled == entry.enabled
+                && e.disabled == entry.disabled;
+            !(outdated || duplicate)
         });
         while entries.len() >= MEMO_CAPACITY {
             entries.pop_front();

@@ -694,9 +694,9 @@ fn listing_covers_every_kind_with_resolved_tools_and_availability() {
         tools.dedup();
         assert_eq!(tools, row.tools, "{} tools sorted and unique", row.name);
     }
-    let json = serde_json::to_value(&by_name["cli"]).unwrap();
+    let json = serde_json::to_value(by_name["cli"]).unwrap();
     assert_eq!(json["kind"], "preset");
     assert_eq!(json["aliases"][0], "hermes-cli");
-    let json = serde_json::to_value(&by_name["web"]).unwrap();
+    let json = serde_json::to_value(by_name["web"]).unwrap();
     assert!(json.get("aliases").is_none(), "empty aliases are omitted");
 }
