@@ -72,9 +72,19 @@ impl DefinitionsMemo {
         enabled: Option<&[String]>,
         disabled: Option<&[String]>,
     ) -> Option<Arc<ToolDefinitions>> {
+        self.get_at(registry, enabled, disabled, Instant::now())
+    }
+
+    /// [`get`](Self::get) with an explicit clock, for tests.
+    pub fn get_at(
+        &self,
+        registry: &Registry,
+        enabled: Option<&[String]>,
+        disabled: Option<&[String]>,
+        now: Instant,
+    ) -> Option<Arc<ToolDefinitions>> {
         let (id, generation) = (registry.id(), registry.generation());
         let (enabled, disabled) = (as_set(enabled), disabled_set(disabled));
-        let now = Instant::now();
         self.lock()
             .iter()
             .find(|e| {

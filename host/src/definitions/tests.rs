@@ -560,3 +560,52 @@ fn the_memo_is_bounded() {
     ts.clear_definitions_cache();
     assert_eq!(ts.memo.len(), 0);
 }
+
+#[test]
+fn memo_entries_expire_with_the_availability_ttl() {
+    let reg = registry(BASIC);
+    let ts = Toolsets::new();
+    let _ = defs(&reg, &ts, None, None);
+    let now = std::time::Instant::now();
+    assert!(ts.memo.get_at(&reg, None, None, now).is_some());
+    let later = now + tools_core::availability::CHECK_TTL + std::time::Duration::from_secs(1);
+    assert!(ts.memo.get_at(&reg, None, None, later).is_none());
+}
+
+#[test]
+fn concurrent_calls_during_registration_stay_consistent() {
+    let reg = Arc::new(registry(BASIC));
+    let ts = Arc::new(Toolsets::new());
+    let writer = {
+        let reg = Arc::clone(&reg);
+        std::thread::spawn(move || {
+            for i in 0..200 {
+                reg.register(tool(&format!("dyn_{i}"), "mcp-busy"));
+            }
+        })
+    };
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (reg, ts) = (Arc::clone(&reg), Arc::clone(&ts));
+            std::thread::spawn(move || {
+                for _ in 0..200 {
+                    let d = get_tool_definitions(&reg, &ts, None, None, true);
+                    let listed: Vec<&str> = d
+                        .tools
+                        .iter()
+                        .filter_map(|t| t["function"]["name"].as_str())
+                        .collect();
+                    assert_eq!(
+                        listed,
+                        d.names.iter().map(String::as_str).collect::<Vec<_>>()
+                    );
+                }
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for reader in readers {
+        reader.join().unwrap();
+    }
+    assert_eq!(defs(&reg, &ts, None, None).len(), BASIC.len() + 200);
+}

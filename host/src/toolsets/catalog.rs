@@ -295,8 +295,8 @@ impl Toolsets {
     }
 
     /// The tools an enabled/disabled selection asks for, before availability checks
-    /// (what `toolhost tools --toolsets A --disable B` lists). Logs like
-    /// [`crate::definitions::get_tool_definitions`] with `quiet = false`.
+    /// (what `toolhost tools --toolsets A --disable B` lists). Silent: unknown names
+    /// come back in [`Selection::unknown`] for the caller to report.
     pub fn select(
         &self,
         registry: &Registry,
@@ -304,7 +304,7 @@ impl Toolsets {
         disabled: Option<&[String]>,
     ) -> Selection {
         let view = RegistryView::capture(registry);
-        let (tools, unknown) = self.select_in(&view, enabled, disabled, false);
+        let (tools, unknown) = self.select_in(&view, enabled, disabled, true);
         Selection {
             tools: tools.into_iter().map(str::to_string).collect(),
             unknown,

@@ -700,3 +700,10 @@ fn listing_covers_every_kind_with_resolved_tools_and_availability() {
     let json = serde_json::to_value(by_name["web"]).unwrap();
     assert!(json.get("aliases").is_none(), "empty aliases are omitted");
 }
+
+#[test]
+fn the_catalog_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Toolsets>();
+    shareable::<std::sync::Arc<crate::definitions::ToolDefinitions>>();
+}
