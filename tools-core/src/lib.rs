@@ -16,6 +16,7 @@ pub mod error;
 pub mod handler;
 pub mod home;
 pub mod hooks;
+pub mod panic_safe;
 pub mod redact;
 pub mod registry;
 pub mod result;
