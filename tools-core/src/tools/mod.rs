@@ -4,6 +4,20 @@
 //! Result<ToolEntry, RegisterError>`. A tool that fails to build is logged and skipped;
 //! the others still register.
 
+mod args;
+pub mod clarify;
+mod file_guard;
+mod file_lookup;
+pub mod fuzzy_match;
+pub mod memory;
+pub mod patch;
+pub mod read_file;
+pub mod search_files;
+mod text_file;
+pub mod todo;
+pub mod v4a;
+pub mod write_file;
+
 use std::sync::Arc;
 
 use crate::entry::ToolEntry;
@@ -15,7 +29,15 @@ use crate::services::CoreServices;
 pub type CoreToolBuilder = fn(&Arc<CoreServices>) -> Result<ToolEntry, RegisterError>;
 
 /// Every core tool, in registration order.
-pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[];
+pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
+    ("read_file", read_file::build),
+    ("write_file", write_file::build),
+    ("patch", patch::build),
+    ("search_files", search_files::build),
+    ("todo", todo::build),
+    ("memory", memory::build),
+    ("clarify", clarify::build),
+];
 
 /// A core tool that could not be registered.
 #[derive(Debug)]

@@ -1,0 +1,787 @@
+//! `search_files` (toolset `file`): regex search inside files, or find files by name.
+//!
+//! Hermes' behaviour (ripgrep-backed): `target='content'` searches file contents with a
+//! regex (output modes `content`, `files_only`, `count`; `context` lines; `file_glob`
+//! filter), `target='files'` finds files by glob, newest first; hidden files and
+//! `.gitignore`d paths are skipped; `offset`/`limit` paginate; five or more content
+//! matches come as a path-grouped text block (`matches_text`); results inside `.env`
+//! files are omitted; matched lines are capped at 500 characters and redacted.
+//!
+//! Differences: the search runs in-process over the task's
+//! [`FileSystem`](crate::files::FileSystem) (no `rg` binary needed, identical
+//! on every backend); `total_count` is the real total (Hermes pipes through `head`, so
+//! its total never exceeds `offset + limit` and `files_only` never reports truncation);
+//! context lines are shown around matches but not counted or paginated as matches; the
+//! continuation is a `next_offset` field inside the JSON (Hermes appends a plain-text
+//! hint after the JSON, so the result is no longer JSON); a bare file name without glob
+//! characters matches names containing it (`config` finds `app_config.yaml`), and
+//! all-lowercase file patterns match case-insensitively (smart case); files over
+//! 50 MiB are skipped with a warning.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use globset::{GlobBuilder, GlobMatcher};
+use regex::{Regex, RegexBuilder};
+use serde_json::{Map, Value, json};
+
+use crate::context::ToolContext;
+use crate::entry::{Parallelism, ToolEntry};
+use crate::error::{RegisterError, ToolError};
+use crate::files::{FileSystem, WalkControl, WalkOptions};
+use crate::redact::redact_file_content;
+use crate::result::tool_error;
+use crate::services::CoreServices;
+use crate::tools::args::{int_arg, str_arg};
+use crate::tools::file_guard::{is_secret_env_file, read_block_reason};
+use crate::tools::file_lookup::similar_files;
+use crate::tools::text_file::{SNIFF_BYTES, looks_binary, truncate_chars};
+
+/// Matched lines longer than this are cut.
+const MAX_MATCH_LINE_CHARS: usize = 500;
+/// Content search stops counting after this many matches.
+const MAX_MATCHES: usize = 10_000;
+/// Files larger than this are not searched.
+const MAX_SEARCH_FILE_BYTES: u64 = 50 * 1024 * 1024;
+/// Context lines are capped at this many per side.
+const MAX_CONTEXT: i64 = 20;
+/// A search gives up after this long.
+const SEARCH_DEADLINE: Duration = Duration::from_secs(60);
+/// From this many matches on a page, content results are path-grouped text.
+const DENSIFY_MIN_MATCHES: usize = 5;
+
+fn schema() -> Value {
+    json!({
+        "description": "Search file contents or find files by name. Use this instead of \
+            grep/rg/find/ls in terminal.\n\nContent search (target='content'): Regex search \
+            inside files. Output modes: full matches with line numbers, file paths only, or \
+            match counts.\n\nFile search (target='files'): Find files by glob pattern (e.g., \
+            '*.py', '*config*'). Also use this instead of ls — results sorted by modification \
+            time.\n\nHidden files and .gitignore'd paths are skipped. When results are \
+            truncated, continue with offset=next_offset.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Regex pattern for content search, or glob pattern (e.g., \
+                        '*.py') for file search"
+                },
+                "target": {
+                    "type": "string",
+                    "enum": ["content", "files"],
+                    "description": "'content' searches inside file contents, 'files' searches \
+                        for files by name",
+                    "default": "content"
+                },
+                "path": {
+                    "type": "string",
+                    "description": "Directory or file to search in (default: current working \
+                        directory)",
+                    "default": "."
+                },
+                "file_glob": {
+                    "type": "string",
+                    "description": "Filter files by pattern in grep mode (e.g., '*.py' to only \
+                        search Python files)"
+                },
+                "limit": {
+                    "type": "integer",
+                    "description": "Maximum number of results to return (default: 50)",
+                    "default": 50
+                },
+                "offset": {
+                    "type": "integer",
+                    "description": "Skip first N results for pagination (default: 0)",
+                    "default": 0
+                },
+                "output_mode": {
+                    "type": "string",
+                    "enum": ["content", "files_only", "count"],
+                    "description": "Output format for grep mode: 'content' shows matching lines \
+                        with line numbers, 'files_only' lists file paths, 'count' shows match \
+                        counts per file",
+                    "default": "content"
+                },
+                "context": {
+                    "type": "integer",
+                    "description": "Number of context lines before and after each match (grep \
+                        mode only)",
+                    "default": 0
+                }
+            },
+            "required": ["pattern"]
+        }
+    })
+}
+
+/// Build the `search_files` tool.
+pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
+    let svc = Arc::clone(services);
+    ToolEntry::builder("search_files", "file")
+        .schema(&schema())
+        .emoji("🔎")
+        .parallelism(Parallelism::Safe)
+        .sync_handler(move |args, ctx| search(&svc, &args, ctx))
+        .build()
+}
+
+/// How paths are shown: relative to the search root, prefixed the way the model wrote
+/// the root, so a result can be passed straight to `read_file`.
+struct Display {
+    root: PathBuf,
+    prefix: String,
+    root_is_file: bool,
+    as_given: String,
+}
+
+impl Display {
+    fn show(&self, path: &Path) -> String {
+        if self.root_is_file {
+            return self.as_given.clone();
+        }
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => format!("{}{}", self.prefix, rel.display()),
+            Err(_) => path.display().to_string(),
+        }
+    }
+}
+
+/// Why a walk stopped early.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Deadline,
+    Cancelled,
+    MatchCap,
+}
+
+impl Stop {
+    fn reason(self) -> &'static str {
+        match self {
+            Stop::Deadline => "search_timeout",
+            Stop::Cancelled => "cancelled",
+            Stop::MatchCap => "match_cap",
+        }
+    }
+}
+
+struct Search<'a> {
+    fs: &'a dyn FileSystem,
+    ctx: &'a ToolContext,
+    root: PathBuf,
+    display: Display,
+    limit: usize,
+    offset: usize,
+    deadline: Instant,
+    omitted: usize,
+    stop: Option<Stop>,
+}
+
+impl Search<'_> {
+    fn check_stop(&mut self) -> bool {
+        if self.ctx.cancel.is_cancelled() {
+            self.stop = Some(Stop::Cancelled);
+        } else if Instant::now() >= self.deadline {
+            self.stop = Some(Stop::Deadline);
+        }
+        self.stop.is_some()
+    }
+}
+
+fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    let Some(pattern) = str_arg(args, "pattern").filter(|p| !p.is_empty()) else {
+        return Ok(tool_error("search_files: 'pattern' is required"));
+    };
+    let target = match str_arg(args, "target").unwrap_or("content") {
+        "content" | "grep" => "content",
+        "files" | "find" => "files",
+        other => {
+            return Ok(tool_error(format!(
+                "Unknown target '{other}'. Use 'content' or 'files'."
+            )));
+        }
+    };
+    let path = str_arg(args, "path")
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or(".");
+    let limit = int_arg(args, "limit", 50).max(1) as usize;
+    let offset = int_arg(args, "offset", 0).max(0) as usize;
+
+    let fs = services.files.for_task(ctx.task_key());
+    let root = fs.resolve(path);
+    if let Some(reason) = read_block_reason(&root, path) {
+        return Ok(tool_error(reason));
+    }
+    let meta = match fs.metadata(&root) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            let mut message = format!("Path not found: {path}");
+            let similar = similar_files(fs.as_ref(), &root, path);
+            if !similar.is_empty() {
+                message.push_str(&format!(". Similar paths: {}", similar.join(", ")));
+            }
+            return Ok(json!({"error": message, "total_count": 0}));
+        }
+        Err(err) => return Ok(tool_error(format!("Cannot search '{path}': {err}"))),
+    };
+    let trimmed = path.trim_end_matches('/');
+    let prefix = match trimmed {
+        "" if path.starts_with('/') => "/".to_string(),
+        "" | "." => String::new(),
+        t => format!("{}/", t.strip_prefix("./").unwrap_or(t)),
+    };
+    let mut search = Search {
+        fs: fs.as_ref(),
+        ctx,
+        display: Display {
+            root: root.clone(),
+            prefix,
+            root_is_file: meta.kind == crate::files::FileKind::File,
+            as_given: path.to_string(),
+        },
+        root,
+        limit,
+        offset,
+        deadline: Instant::now() + SEARCH_DEADLINE,
+        omitted: 0,
+        stop: None,
+    };
+    let mut result = if target == "files" {
+        match glob_matcher(pattern, true) {
+            Ok(matcher) => find_files(&mut search, pattern, &matcher),
+            Err(err) => return Ok(tool_error(err)),
+        }
+    } else {
+        let regex = match RegexBuilder::new(pattern).size_limit(50 << 20).build() {
+            Ok(regex) => regex,
+            Err(err) => return Ok(tool_error(format!("Search failed: invalid regex: {err}"))),
+        };
+        let file_glob = match str_arg(args, "file_glob").filter(|g| !g.is_empty()) {
+            Some(glob) => match glob_matcher(glob, false) {
+                Ok(m) => Some((glob.contains('/'), m)),
+                Err(err) => return Ok(tool_error(err)),
+            },
+            None => None,
+        };
+        let mode = str_arg(args, "output_mode").unwrap_or("content");
+        let context = int_arg(args, "context", 0).clamp(0, MAX_CONTEXT) as usize;
+        let mut result = search_content(&mut search, &regex, file_glob.as_ref(), mode, context);
+        if result.get("total_count") == Some(&json!(0)) && has_newline_escape(pattern) {
+            result.insert(
+                "warning".into(),
+                json!(
+                    "0 results found. Note: content search is line-oriented, so `\\n` in the \
+                     regex does not match line breaks. Use context=N to see neighbouring \
+                     lines, or escape as `\\\\n` to search for a literal backslash-n."
+                ),
+            );
+        }
+        result
+    };
+    if let Some(stop) = search.stop {
+        result.insert("truncated".into(), json!(true));
+        result.insert("limit_reason".into(), json!(stop.reason()));
+    }
+    if search.omitted > 0 {
+        result.insert(
+            "_omitted".into(),
+            json!(format!(
+                "{} result(s) omitted because they are in secret-bearing environment files.",
+                search.omitted
+            )),
+        );
+    }
+    Ok(Value::Object(result))
+}
+
+/// Compile a glob. `for_names`: a bare word (no glob characters) matches names
+/// containing it, and an all-lowercase pattern matches case-insensitively.
+fn glob_matcher(pattern: &str, for_names: bool) -> Result<GlobMatcher, String> {
+    let has_meta = pattern.contains(['*', '?', '[', '{']);
+    let effective = if for_names && !has_meta {
+        format!("*{pattern}*")
+    } else {
+        pattern.to_string()
+    };
+    let smart_case = for_names && !pattern.chars().any(char::is_uppercase);
+    GlobBuilder::new(&effective)
+        .literal_separator(true)
+        .case_insensitive(smart_case)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|err| format!("Invalid glob pattern '{pattern}': {err}"))
+}
+
+/// A glob containing `/` matches the path below the root; otherwise the file name.
+fn glob_hit(matcher: &GlobMatcher, has_slash: bool, root: &Path, path: &Path) -> bool {
+    if has_slash {
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        let rel = rel.to_string_lossy();
+        matcher.is_match(rel.trim_start_matches("**/")) || matcher.is_match(path)
+    } else {
+        path.file_name().is_some_and(|name| matcher.is_match(name))
+    }
+}
+
+fn page_info(result: &mut Map<String, Value>, total: usize, offset: usize, limit: usize) {
+    result.insert("total_count".into(), json!(total));
+    if total > offset + limit {
+        result.insert("truncated".into(), json!(true));
+        result.insert("next_offset".into(), json!(offset + limit));
+    }
+}
+
+fn find_files(search: &mut Search<'_>, pattern: &str, matcher: &GlobMatcher) -> Map<String, Value> {
+    let has_slash = pattern.trim_start_matches("**/").contains('/');
+    let mut found: Vec<(Option<SystemTime>, PathBuf)> = Vec::new();
+    let root = search.root.clone();
+    let fs = search.fs;
+    let walked = fs.walk(&root, &WalkOptions::default(), &mut |entry| {
+        if search.check_stop() {
+            return WalkControl::Stop;
+        }
+        if glob_hit(matcher, has_slash, &root, &entry.path) {
+            if is_secret_env_file(&entry.path) {
+                search.omitted += 1;
+            } else {
+                found.push((entry.modified, entry.path));
+            }
+        }
+        WalkControl::Continue
+    });
+    let mut result = Map::new();
+    if let Err(err) = walked {
+        result.insert("error".into(), json!(format!("Search failed: {err}")));
+        result.insert("total_count".into(), json!(0));
+        return result;
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let files: Vec<String> = found
+        .iter()
+        .skip(search.offset)
+        .take(search.limit)
+        .map(|(_, p)| search.display.show(p))
+        .collect();
+    page_info(&mut result, found.len(), search.offset, search.limit);
+    if !files.is_empty() {
+        result.insert("files".into(), json!(files));
+    }
+    result
+}
+
+/// One matching line.
+struct Hit {
+    file: usize,
+    line: usize,
+}
+
+fn search_content(
+    search: &mut Search<'_>,
+    regex: &Regex,
+    file_glob: Option<&(bool, GlobMatcher)>,
+    mode: &str,
+    context: usize,
+) -> Map<String, Value> {
+    let root = search.root.clone();
+    let fs = search.fs;
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut skipped_large = 0usize;
+    let walked = fs.walk(&root, &WalkOptions::default(), &mut |entry| {
+        if search.check_stop() {
+            return WalkControl::Stop;
+        }
+        if let Some((has_slash, matcher)) = file_glob
+            && !glob_hit(matcher, *has_slash, &root, &entry.path)
+        {
+            return WalkControl::Continue;
+        }
+        if entry.len > MAX_SEARCH_FILE_BYTES {
+            skipped_large += 1;
+            return WalkControl::Continue;
+        }
+        let Ok(bytes) = fs.read(&entry.path) else {
+            return WalkControl::Continue;
+        };
+        if looks_binary(&bytes[..bytes.len().min(SNIFF_BYTES)]) {
+            return WalkControl::Continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let mut count = 0usize;
+        let file_index = files.len();
+        for (i, line) in text.lines().enumerate() {
+            if regex.is_match(line) {
+                count += 1;
+                hits.push(Hit {
+                    file: file_index,
+                    line: i + 1,
+                });
+                if hits.len() >= MAX_MATCHES {
+                    break;
+                }
+            }
+        }
+        if count > 0 {
+            if is_secret_env_file(&entry.path) {
+                search.omitted += count;
+                hits.truncate(hits.len() - count);
+                return WalkControl::Continue;
+            }
+            files.push(entry.path);
+            counts.push(count);
+        }
+        if hits.len() >= MAX_MATCHES {
+            search.stop = Some(Stop::MatchCap);
+            return WalkControl::Stop;
+        }
+        WalkControl::Continue
+    });
+    let mut result = Map::new();
+    if let Err(err) = walked {
+        result.insert("error".into(), json!(format!("Search failed: {err}")));
+        result.insert("total_count".into(), json!(0));
+        return result;
+    }
+    if skipped_large > 0 {
+        result.insert(
+            "warning".into(),
+            json!(format!(
+                "{skipped_large} file(s) larger than 50 MiB were not searched; use the \
+                 terminal (rg/grep) for them."
+            )),
+        );
+    }
+    let (offset, limit) = (search.offset, search.limit);
+    match mode {
+        "files_only" => {
+            page_info(&mut result, files.len(), offset, limit);
+            let page: Vec<String> = files
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|p| search.display.show(p))
+                .collect();
+            if !page.is_empty() {
+                result.insert("files".into(), json!(page));
+            }
+        }
+        "count" => {
+            page_info(&mut result, files.len(), offset, limit);
+            result.insert("total_count".into(), json!(counts.iter().sum::<usize>()));
+            let mut page = Map::new();
+            for (path, n) in files.iter().zip(&counts).skip(offset).take(limit) {
+                page.insert(search.display.show(path), json!(n));
+            }
+            if !page.is_empty() {
+                result.insert("counts".into(), Value::Object(page));
+            }
+        }
+        _ => {
+            page_info(&mut result, hits.len(), offset, limit);
+            let page: Vec<&Hit> = hits.iter().skip(offset).take(limit).collect();
+            render_matches(&mut result, search, &files, &page, context);
+        }
+    }
+    result
+}
+
+fn shown_line(line: &str) -> String {
+    let (kept, cut) = truncate_chars(line, MAX_MATCH_LINE_CHARS);
+    let text = if cut {
+        format!("{kept}... [truncated]")
+    } else {
+        kept.to_string()
+    };
+    redact_file_content(&text).into_owned()
+}
+
+fn render_matches(
+    result: &mut Map<String, Value>,
+    search: &Search<'_>,
+    files: &[PathBuf],
+    page: &[&Hit],
+    context: usize,
+) {
+    if page.is_empty() {
+        return;
+    }
+    // Re-read only the files on this page.
+    let mut texts: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for hit in page {
+        texts.entry(hit.file).or_insert_with(|| {
+            search
+                .fs
+                .read(&files[hit.file])
+                .map(|b| {
+                    String::from_utf8_lossy(&b)
+                        .lines()
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+    }
+    let line_text = |file: usize, line: usize| -> String {
+        texts
+            .get(&file)
+            .and_then(|lines| lines.get(line - 1))
+            .map(|l| shown_line(l))
+            .unwrap_or_default()
+    };
+    if context == 0 && page.len() < DENSIFY_MIN_MATCHES {
+        let matches: Vec<Value> = page
+            .iter()
+            .map(|hit| {
+                json!({
+                    "path": search.display.show(&files[hit.file]),
+                    "line": hit.line,
+                    "content": line_text(hit.file, hit.line),
+                })
+            })
+            .collect();
+        result.insert("matches".into(), json!(matches));
+        return;
+    }
+    // Path-grouped text: "path", then "  N: match" / "  N- context" rows, "  --" between
+    // separate groups of one file.
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < page.len() {
+        let file = page[i].file;
+        let mut j = i;
+        while j < page.len() && page[j].file == file {
+            j += 1;
+        }
+        let lines_in_file = texts.get(&file).map_or(0, Vec::len);
+        let matched: std::collections::BTreeSet<usize> =
+            page[i..j].iter().map(|h| h.line).collect();
+        let mut shown: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+        for &line in &matched {
+            let from = line.saturating_sub(context).max(1);
+            let to = (line + context).min(lines_in_file.max(line));
+            shown.extend(from..=to);
+        }
+        out.push(search.display.show(&files[file]));
+        let mut previous: Option<usize> = None;
+        for &line in &shown {
+            if previous.is_some_and(|p| line > p + 1) {
+                out.push("  --".to_string());
+            }
+            let sep = if matched.contains(&line) { ':' } else { '-' };
+            let text = line_text(file, line);
+            out.push(format!("  {line}{sep} {}", text.trim_end()));
+            previous = Some(line);
+        }
+        i = j;
+    }
+    let format = if context > 0 {
+        "path-grouped: each file path on its own line, followed by indented rows \
+         '<line>: <content>' for matches and '<line>- <content>' for context lines; '--' \
+         separates non-adjacent groups"
+    } else {
+        "path-grouped: each file path on its own line, followed by indented \
+         '<line>: <content>' rows for matches in that file"
+    };
+    result.insert("matches_format".into(), json!(format));
+    result.insert("matches_text".into(), json!(out.join("\n")));
+}
+
+/// True when a regex tries to match a line break (`\n` escape or a literal newline).
+fn has_newline_escape(pattern: &str) -> bool {
+    if pattern.contains('\n') {
+        return true;
+    }
+    let bytes = pattern.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            if bytes.get(i + 1) == Some(&b'n') {
+                return true;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::LocalFileSystemProvider;
+    use crate::home::Home;
+    use crate::registry::Registry;
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+        registry: Registry,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let mut services = CoreServices::for_tests(Home::at(dir.path().join(".home")));
+        services.files = Arc::new(LocalFileSystemProvider::new(dir.path()));
+        let registry = Registry::new();
+        registry.register(build(&Arc::new(services)).unwrap());
+        Fixture { dir, registry }
+    }
+
+    impl Fixture {
+        fn put(&self, name: &str, content: impl AsRef<[u8]>) {
+            let path = self.dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+        fn search(&self, args: Value) -> Value {
+            let r = self
+                .registry
+                .dispatch_blocking("search_files", args, &ToolContext::default());
+            serde_json::from_str(&r.text).unwrap()
+        }
+    }
+
+    #[test]
+    fn content_matches_with_line_numbers() {
+        let f = fixture();
+        f.put("src/a.rs", "fn main() {}\n// TODO: fix\n");
+        f.put("src/b.rs", "nothing here\n");
+        let r = f.search(json!({"pattern": "TODO"}));
+        assert_eq!(r["total_count"], 1);
+        assert_eq!(
+            r["matches"],
+            json!([{"path": "src/a.rs", "line": 2, "content": "// TODO: fix"}])
+        );
+    }
+
+    #[test]
+    fn content_limit_offset_and_real_total() {
+        let f = fixture();
+        let body: String = (1..=12).map(|i| format!("hit {i}\n")).collect();
+        f.put("many.txt", body);
+        let r = f.search(json!({"pattern": "hit", "limit": 5, "offset": 5}));
+        assert_eq!(r["total_count"], 12);
+        assert_eq!(r["truncated"], true);
+        assert_eq!(r["next_offset"], 10);
+        let text = r["matches_text"].as_str().unwrap();
+        assert!(text.starts_with("many.txt\n  6: hit 6"), "{text}");
+        assert_eq!(text.lines().count(), 6);
+    }
+
+    #[test]
+    fn context_lines_are_marked_not_counted() {
+        let f = fixture();
+        f.put("c.txt", "a\nb\nMATCH\nd\ne\n");
+        let r = f.search(json!({"pattern": "MATCH", "context": 1}));
+        assert_eq!(r["total_count"], 1);
+        assert_eq!(r["matches_text"], "c.txt\n  2- b\n  3: MATCH\n  4- d");
+    }
+
+    #[test]
+    fn files_only_and_count_modes() {
+        let f = fixture();
+        f.put("x.py", "import os\nimport sys\n");
+        f.put("y.py", "import re\n");
+        f.put("z.txt", "import nothing\n");
+        let r = f.search(
+            json!({"pattern": "^import", "file_glob": "*.py", "output_mode": "files_only"}),
+        );
+        assert_eq!(r["files"], json!(["x.py", "y.py"]));
+        assert_eq!(r["total_count"], 2);
+        let r =
+            f.search(json!({"pattern": "^import", "file_glob": "*.py", "output_mode": "count"}));
+        assert_eq!(r["counts"], json!({"x.py": 2, "y.py": 1}));
+        assert_eq!(r["total_count"], 3);
+    }
+
+    #[test]
+    fn find_files_by_glob_newest_first() {
+        let f = fixture();
+        f.put("old.rs", "");
+        f.put("deep/dir/new.rs", "");
+        f.put("notes.md", "");
+        let old = std::fs::File::options()
+            .write(true)
+            .open(f.dir.path().join("old.rs"))
+            .unwrap();
+        old.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000))
+            .unwrap();
+        let r = f.search(json!({"pattern": "*.rs", "target": "files"}));
+        assert_eq!(r["files"], json!(["deep/dir/new.rs", "old.rs"]));
+        assert_eq!(r["total_count"], 2);
+    }
+
+    #[test]
+    fn find_files_by_bare_name_and_limit() {
+        let f = fixture();
+        for name in ["app_config.yaml", "Config.toml", "main.rs"] {
+            f.put(name, "");
+        }
+        let r = f.search(json!({"pattern": "config", "target": "files", "limit": 1}));
+        assert_eq!(r["total_count"], 2);
+        assert_eq!(r["files"].as_array().unwrap().len(), 1);
+        assert_eq!(r["next_offset"], 1);
+    }
+
+    #[test]
+    fn hidden_ignored_binary_and_env_files_are_skipped() {
+        let f = fixture();
+        std::fs::create_dir_all(f.dir.path().join(".git")).unwrap();
+        f.put(".gitignore", "build/\n");
+        f.put("build/out.txt", "needle\n");
+        f.put(".cache/x.txt", "needle\n");
+        f.put("blob.bin2", b"needle\0\x01");
+        f.put(".env", "needle=1\n");
+        f.put("ok.txt", "needle\n");
+        let r = f.search(json!({"pattern": "needle", "output_mode": "files_only"}));
+        assert_eq!(r["files"], json!(["ok.txt"]), "{r}");
+        let r = f.search(json!({"pattern": "needle", "path": ".env"}));
+        assert!(r["error"].as_str().unwrap().contains("Access denied"));
+    }
+
+    #[test]
+    fn missing_path_and_bad_regex_are_error_results() {
+        let f = fixture();
+        f.put("src/a.txt", "x");
+        let r = f.search(json!({"pattern": "x", "path": "srx"}));
+        assert!(
+            r["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Path not found: srx")
+        );
+        let r = f.search(json!({"pattern": "(unclosed"}));
+        assert!(r["error"].as_str().unwrap().contains("invalid regex"));
+    }
+
+    #[test]
+    fn searching_a_single_file_shows_its_path() {
+        let f = fixture();
+        f.put("sub/one.txt", "alpha\n");
+        let r = f.search(json!({"pattern": "alpha", "path": "sub/one.txt"}));
+        assert_eq!(r["matches"][0]["path"], "sub/one.txt");
+        let r = f.search(json!({"pattern": "alpha", "path": "./sub/"}));
+        assert_eq!(r["matches"][0]["path"], "sub/one.txt");
+    }
+
+    #[test]
+    fn newline_regex_warns_when_nothing_matches() {
+        let f = fixture();
+        f.put("a.txt", "one\ntwo\n");
+        let r = f.search(json!({"pattern": "one\\ntwo"}));
+        assert_eq!(r["total_count"], 0);
+        assert!(r["warning"].as_str().unwrap().contains("line-oriented"));
+    }
+
+    #[test]
+    fn entry_is_parallel_safe() {
+        let f = fixture();
+        assert_eq!(
+            f.registry.get("search_files").unwrap().parallelism,
+            Parallelism::Safe
+        );
+    }
+}
