@@ -18,6 +18,7 @@ pub mod files;
 pub mod handler;
 pub mod home;
 pub mod hooks;
+pub mod panic_safe;
 pub mod prompter;
 pub mod redact;
 pub mod registry;

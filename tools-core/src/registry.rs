@@ -13,12 +13,9 @@
 //! `{"error":"Tool execution failed: KIND: MESSAGE"}`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
-use std::task::{Context, Poll};
 
 use serde_json::Value;
 
@@ -28,6 +25,7 @@ use crate::entry::ToolEntry;
 use crate::error::ToolError;
 use crate::handler::{BoxFuture, ToolHandler, ToolOutcome};
 use crate::hooks::CallStatus;
+use crate::panic_safe::CatchUnwind;
 use crate::result::{error_json, is_error_value};
 
 /// What `register` did.
@@ -275,6 +273,10 @@ fn caught_panic(panic: Box<dyn std::any::Any + Send>) -> ToolOutcome {
     Err(ToolError::Panic(panic_message(&panic)))
 }
 
+async fn guarded(fut: BoxFuture<'static, ToolOutcome>) -> ToolOutcome {
+    CatchUnwind::new(fut).await.unwrap_or_else(caught_panic)
+}
+
 /// Run an entry's handler on the current thread. Never panics.
 pub fn run_entry_blocking(entry: &ToolEntry, args: Value, ctx: &ToolContext) -> DispatchResult {
     let outcome = match &entry.handler {
@@ -282,7 +284,7 @@ pub fn run_entry_blocking(entry: &ToolEntry, args: Value, ctx: &ToolContext) -> 
             catch_unwind(AssertUnwindSafe(|| f(args, ctx))).unwrap_or_else(caught_panic)
         }
         ToolHandler::Async(f) => {
-            let fut = CatchUnwind(f(args, ctx.clone()));
+            let fut = guarded(f(args, ctx.clone()));
             crate::bridge::block_on(fut)
                 .unwrap_or_else(|e| Err(ToolError::other("runtime", e.to_string())))
         }
@@ -306,24 +308,9 @@ pub async fn run_entry(entry: &ToolEntry, args: Value, ctx: &ToolContext) -> Dis
                 Err(join) => Err(ToolError::other("runtime", join.to_string())),
             }
         }
-        ToolHandler::Async(f) => CatchUnwind(f(args, ctx.clone())).await,
+        ToolHandler::Async(f) => guarded(f(args, ctx.clone())).await,
     };
     DispatchResult::from_outcome(outcome)
-}
-
-/// Polls a boxed handler future, turning a panic during `poll` into an error.
-struct CatchUnwind(BoxFuture<'static, ToolOutcome>);
-
-impl Future for CatchUnwind {
-    type Output = ToolOutcome;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolOutcome> {
-        let fut = self.0.as_mut();
-        match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(poll) => poll,
-            Err(panic) => Poll::Ready(caught_panic(panic)),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -38,16 +38,33 @@ impl std::fmt::Debug for CoreServices {
 }
 
 impl CoreServices {
-    /// Services with default settings, fresh hooks and the allow-all gate (tests):
-    /// local files in the process's directory, questions on the terminal.
-    pub fn for_tests(home: Home) -> Self {
+    /// Services with the default file system (the host, in the process's working
+    /// directory) and prompter (the terminal). Replace `files` / `prompter` afterwards
+    /// to route files into an execution environment or questions into another UI.
+    pub fn new(
+        home: Home,
+        settings: CoreSettings,
+        hooks: Arc<Hooks>,
+        approval: Arc<dyn ApprovalGate>,
+    ) -> Self {
         CoreServices {
             home,
-            settings: CoreSettings::default(),
-            hooks: Arc::new(Hooks::new()),
-            approval: Arc::new(AllowAllGate),
+            settings,
+            hooks,
+            approval,
             files: Arc::new(LocalFileSystemProvider::from_process_cwd()),
             prompter: Arc::new(TerminalPrompter::stdio()),
         }
+    }
+
+    /// Services with default settings, fresh hooks and the allow-all gate (tests):
+    /// local files in the process's directory, questions on the terminal.
+    pub fn for_tests(home: Home) -> Self {
+        Self::new(
+            home,
+            CoreSettings::default(),
+            Arc::new(Hooks::new()),
+            Arc::new(AllowAllGate),
+        )
     }
 }
