@@ -14,7 +14,8 @@
 //! The tools do everything else themselves (pagination, binary detection, fuzzy
 //! matching, regex search, result shapes) on top of these primitives, so a backend
 //! only implements plain file operations and every backend behaves the same.
-//! [`LocalFileSystem`] / [`LocalFileSystemProvider`] are the default, on the host.
+//! [`LocalFileSystem`] / [`LocalFileSystemProvider`] are the default, on the host;
+//! [`InMemoryFileSystem`] is a compact reference implementation (tests, embedders).
 //!
 //! # Implementing a backend (docker, ssh, ...)
 //! - Paths handed to the methods are absolute and lexically normalized (no `.`/`..`)
@@ -36,6 +37,7 @@
 //!
 //! [`CoreServices`]: crate::services::CoreServices
 
+mod in_memory;
 mod local;
 
 use std::collections::HashMap;
@@ -44,6 +46,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::SystemTime;
 
+pub use in_memory::InMemoryFileSystem;
 pub use local::LocalFileSystem;
 
 /// What a path is (symlinks followed).
@@ -207,6 +210,14 @@ pub trait FileSystemProvider: Send + Sync {
     /// The file system of `task_id` (already mapped: empty → `"default"`). Called on
     /// every file tool call, so it should be cheap (return a cached `Arc`).
     fn for_task(&self, task_id: &str) -> Arc<dyn FileSystem>;
+}
+
+/// A provider that gives every task the same file system (tests, embedders with a
+/// single environment).
+impl FileSystemProvider for Arc<dyn FileSystem> {
+    fn for_task(&self, _task_id: &str) -> Arc<dyn FileSystem> {
+        Arc::clone(self)
+    }
 }
 
 /// The default provider: every task works on the host, in the process's working

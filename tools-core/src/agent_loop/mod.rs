@@ -186,6 +186,52 @@ mod tests {
     }
 
     #[test]
+    fn todo_and_memory_persist_across_fresh_state_objects() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        let ctx = ToolContext {
+            session_id: "s-42".into(),
+            ..ToolContext::default()
+        };
+        let first = AgentLoopState::new(&home, &MemorySettings::default());
+        first
+            .handle(
+                "todo",
+                &json!({"todos": [{"id": "1", "content": "plan", "status": "in_progress"}]}),
+                &ctx,
+            )
+            .unwrap();
+        let r = first
+            .handle(
+                "memory",
+                &json!({"action": "add", "target": "user", "content": "Prefers short answers"}),
+                &ctx,
+            )
+            .unwrap();
+        assert_eq!(r["success"], true, "{r}");
+
+        let second = AgentLoopState::new(&home, &MemorySettings::default());
+        let todos = second.handle("todo", &json!({}), &ctx).unwrap();
+        assert_eq!(todos["todos"][0]["content"], "plan");
+        let other_session = second
+            .handle("todo", &json!({}), &ToolContext::default())
+            .unwrap();
+        assert_eq!(other_session["summary"]["total"], 0);
+        assert_eq!(
+            second.memory().entries("user").unwrap(),
+            vec!["Prefers short answers"]
+        );
+        assert!(
+            second
+                .memory_prompt()
+                .unwrap()
+                .contains("Prefers short answers")
+        );
+        assert!(home.state_dir().join("memories/USER.md").exists());
+        assert!(home.state_dir().join("todos/s-42.json").exists());
+    }
+
+    #[test]
     fn handles_only_agent_loop_tools() {
         let dir = tempfile::tempdir().unwrap();
         let state = AgentLoopState::new(&Home::at(dir.path()), &MemorySettings::default());

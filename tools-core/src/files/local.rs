@@ -39,6 +39,21 @@ fn meta_of(meta: &std::fs::Metadata) -> FileMeta {
     }
 }
 
+/// The process's umask, read without changing it (Linux `/proc/self/status`); the
+/// common `022` when unknown.
+#[cfg(unix)]
+fn process_umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
 impl FileSystem for LocalFileSystem {
     fn kind(&self) -> &str {
         "local"
@@ -76,7 +91,18 @@ impl FileSystem for LocalFileSystem {
         let dirs_created = target.parent().is_some_and(|parent| {
             !parent.as_os_str().is_empty() && std::fs::metadata(parent).is_err()
         });
+        let is_new = std::fs::symlink_metadata(&target).is_err();
         crate::atomic_file::write_atomic(&target, contents)?;
+        if is_new {
+            // The temporary file was private (0600); a new file gets the permissions
+            // any other program would give it (0666 minus the umask).
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = 0o666 & !process_umask();
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
+            }
+        }
         Ok(WriteReport { dirs_created })
     }
 
@@ -247,6 +273,23 @@ mod tests {
             .unwrap();
         assert!(!report.dirs_created);
         assert_eq!(std::fs::read(dir.path().join("x/y/z.txt")).unwrap(), b"ho");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_get_umask_permissions_not_private_ones() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fs = LocalFileSystem::new(dir.path());
+        let path = dir.path().join("new.sh");
+        fs.write_atomic(&path, b"echo").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !process_umask());
+        // An existing file keeps its own mode.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+        fs.write_atomic(&path, b"echo 2").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
     }
 
     #[cfg(unix)]

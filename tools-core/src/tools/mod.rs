@@ -103,6 +103,83 @@ mod tests {
     }
 
     #[test]
+    fn core_tools_register_in_order() {
+        let registry = Registry::new();
+        let services = Arc::new(CoreServices::for_tests(Home::at("/nonexistent")));
+        assert!(register_core_tools(&registry, &services).is_empty());
+        let names: Vec<&str> = CORE_TOOLS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "read_file",
+                "write_file",
+                "patch",
+                "search_files",
+                "todo",
+                "memory",
+                "clarify"
+            ]
+        );
+        for name in names {
+            let entry = registry.get(name).unwrap();
+            assert!(entry.validator().is_some(), "{name} schema compiles");
+            assert!(!entry.description.is_empty());
+        }
+        assert_eq!(registry.tools_in_toolset("file").len(), 4);
+    }
+
+    /// The file tools reach files only through the task's `FileSystem`: with an
+    /// in-memory backend nothing touches the host's disk.
+    #[test]
+    fn file_tools_work_through_any_file_system() {
+        use crate::files::{FileSystem, InMemoryFileSystem};
+        use serde_json::{Value, json};
+
+        let fs = Arc::new(InMemoryFileSystem::new("/work"));
+        let mut services = CoreServices::for_tests(Home::at("/nonexistent"));
+        services.files = Arc::new(Arc::clone(&fs) as Arc<dyn FileSystem>);
+        let services = Arc::new(services);
+        let registry = Registry::new();
+        register_core_tools(&registry, &services);
+        let call = |name: &str, args: Value| -> Value {
+            let ctx = crate::context::ToolContext::for_task("t1");
+            serde_json::from_str(&registry.dispatch_blocking(name, args, &ctx).text).unwrap()
+        };
+
+        let r = call(
+            "write_file",
+            json!({"path": "src/app.py", "content": "def f():\n    return 1\n"}),
+        );
+        assert_eq!(r["resolved_path"], "/work/src/app.py", "{r}");
+        assert_eq!(
+            call("read_file", json!({"path": "src/app.py"}))["content"],
+            "1|def f():\n2|    return 1"
+        );
+        let r = call(
+            "patch",
+            json!({"path": "/work/src/app.py", "old_string": "return 1", "new_string": "return 2"}),
+        );
+        assert_eq!(r["success"], true, "{r}");
+        let r = call("search_files", json!({"pattern": "return \\d"}));
+        assert_eq!(
+            r["matches"][0],
+            json!({"path": "src/app.py", "line": 2, "content": "    return 2"})
+        );
+        let r = call(
+            "search_files",
+            json!({"pattern": "*.py", "target": "files"}),
+        );
+        assert_eq!(r["files"], json!(["src/app.py"]));
+        let r = call(
+            "patch",
+            json!({"mode": "patch", "patch": "*** Begin Patch\n*** Move File: src/app.py -> lib/app.py\n*** End Patch"}),
+        );
+        assert_eq!(r["success"], true, "{r}");
+        assert!(fs.get(std::path::Path::new("/work/lib/app.py")).is_some());
+        assert!(!std::path::Path::new("/work/lib/app.py").exists());
+    }
+
+    #[test]
     fn one_failing_tool_never_stops_the_others() {
         let registry = Registry::new();
         let services = Arc::new(CoreServices::for_tests(Home::at("/nonexistent")));

@@ -8,7 +8,8 @@
 //! and a byte-order mark survive the edit; the result carries a unified diff and the
 //! absolute paths edited; failures are `{"success": false, "error": …}`.
 //!
-//! Differences: every write is atomic through the task's file system; the result names
+//! Differences: `mode` is optional (Hermes lists it as required yet defaults it, so a
+//! call without it failed validation here); every write is atomic through the task's file system; the result names
 //! the fuzzy strategy that matched (`match_strategy`) so a model can tell it was
 //! corrected; a non-UTF-8 file is refused instead of rewritten lossily; Hermes'
 //! per-task staleness and repeated-failure trackers are not reproduced (the
@@ -28,7 +29,9 @@ use crate::tools::args::{bool_arg, str_arg};
 use crate::tools::file_guard::write_block_reason;
 use crate::tools::file_lookup::{io_failure, similar_files};
 use crate::tools::fuzzy_match::{MatchError, Strategy, closest_sections, find_and_replace};
-use crate::tools::text_file::{TextStyle, binary_extension, looks_binary, unified_diff};
+use crate::tools::text_file::{
+    TextStyle, binary_extension, diff_label, looks_binary, unified_diff,
+};
 use crate::tools::v4a;
 use crate::tools::write_file::lint;
 
@@ -80,7 +83,7 @@ fn schema() -> Value {
                         context line\n-removed line\n+added line\n*** End Patch"
                 }
             },
-            "required": ["mode"]
+            "required": []
         }
     })
 }
@@ -156,8 +159,8 @@ fn replace_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> V
         json!(unified_diff(
             &original,
             &replaced.content,
-            &format!("a/{path}"),
-            &format!("b/{path}")
+            &diff_label("a", path),
+            &diff_label("b", path)
         )),
     );
     result.insert("files_modified".into(), json!([shown]));
@@ -401,6 +404,21 @@ mod tests {
         assert!(r["error"].as_str().unwrap().contains("file not found"));
         let r = f.patch(json!({"path": "nope.txt"}));
         assert_eq!(r["error"], "old_string and new_string required");
+    }
+
+    #[test]
+    fn mode_defaults_to_replace_and_validates_without_it() {
+        let f = fixture();
+        let entry = f.registry.get("patch").unwrap();
+        assert!(
+            entry
+                .validator()
+                .unwrap()
+                .is_valid(&json!({"path": "a", "old_string": "x", "new_string": "y"}))
+        );
+        f.put("m.txt", "x\n");
+        let r = f.patch(json!({"path": "m.txt", "old_string": "x", "new_string": "y"}));
+        assert_eq!(r["success"], true, "{r}");
     }
 
     #[test]

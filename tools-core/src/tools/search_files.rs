@@ -8,7 +8,7 @@
 //! files are omitted; matched lines are capped at 500 characters and redacted.
 //!
 //! Differences: the search runs in-process over the task's
-//! [`FileSystem`](crate::files::FileSystem) (no `rg` binary needed, identical
+//! [`FileSystem`] (no `rg` binary needed, identical
 //! on every backend); `total_count` is the real total (Hermes pipes through `head`, so
 //! its total never exceeds `offset + limit` and `files_only` never reports truncation);
 //! context lines are shown around matches but not counted or paginated as matches; the

@@ -145,7 +145,12 @@ impl TextStyle {
     }
 }
 
-/// A unified diff of `old` → `new`, headed `a/<name>` / `b/<name>` (empty when equal).
+/// `a/src/x.rs` for a relative path, `a/tmp/x` (not `a//tmp/x`) for an absolute one.
+pub fn diff_label(side: &str, path: &str) -> String {
+    format!("{side}/{}", path.trim_start_matches('/'))
+}
+
+/// A unified diff of `old` → `new` with the given header names (empty when equal).
 pub fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
     similar::TextDiff::from_lines(old, new)
         .unified_diff()

@@ -33,7 +33,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::files::{FileKind, FileSystem};
 use crate::tools::fuzzy_match::{MatchError, closest_sections, find_and_replace};
-use crate::tools::text_file::{TextStyle, unified_diff};
+use crate::tools::text_file::{TextStyle, diff_label, unified_diff};
 
 /// One line of a hunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -390,7 +390,7 @@ pub fn plan(
                     text.push('\n');
                 }
                 plan.diffs
-                    .push(unified_diff("", &text, "/dev/null", &format!("b/{path}")));
+                    .push(unified_diff("", &text, "/dev/null", &diff_label("b", path)));
                 plan.actions.push(Action::Write {
                     path: abs.clone(),
                     content: text.clone(),
@@ -407,7 +407,7 @@ pub fn plan(
                     continue;
                 }
                 let diff = match sim.load(&abs) {
-                    Ok((text, _)) => unified_diff(&text, "", &format!("a/{path}"), "/dev/null"),
+                    Ok((text, _)) => unified_diff(&text, "", &diff_label("a", path), "/dev/null"),
                     Err(_) => format!("# Deleted: {path}"),
                 };
                 plan.diffs.push(diff);
@@ -497,8 +497,8 @@ pub fn plan(
                 plan.diffs.push(unified_diff(
                     &original,
                     &text,
-                    &format!("a/{path}"),
-                    &format!("b/{new_name}"),
+                    &diff_label("a", path),
+                    &diff_label("b", new_name),
                 ));
                 match target {
                     Some((_, dst)) if dst != abs => {

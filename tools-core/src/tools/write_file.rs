@@ -6,7 +6,7 @@
 //! refused; the result reports bytes written and the absolute path.
 //!
 //! Differences: the write is a temporary file + rename through the task's
-//! [`FileSystem`](crate::files::FileSystem) (never half-written; a symlink keeps
+//! [`FileSystem`] (never half-written; a symlink keeps
 //! pointing at its target); `dirs_created` is true only when directories were actually
 //! created (Hermes reports true for any path with a directory part); writing the
 //! `[REDACTED]` marker over a file that does not contain it is refused (the model would
