@@ -15,10 +15,12 @@
 //! continuation is a `next_offset` field inside the JSON (Hermes appends a plain-text
 //! hint after the JSON, so the result is no longer JSON); a bare file name without glob
 //! characters matches names containing it (`config` finds `app_config.yaml`), and
-//! all-lowercase file patterns match case-insensitively (smart case); files over
-//! 50 MiB are skipped with a warning.
+//! all-lowercase file patterns match case-insensitively (smart case); files are
+//! streamed line by line (a multi-gigabyte log is searched in bounded memory; only the
+//! first 4 MiB of a single line are searched).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -37,14 +39,16 @@ use crate::services::CoreServices;
 use crate::tools::args::{int_arg, str_arg};
 use crate::tools::file_guard::{is_secret_env_file, read_block_reason};
 use crate::tools::file_lookup::similar_files;
-use crate::tools::text_file::{SNIFF_BYTES, looks_binary, truncate_chars};
+use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary, truncate_chars};
 
 /// Matched lines longer than this are cut.
 const MAX_MATCH_LINE_CHARS: usize = 500;
 /// Content search stops counting after this many matches.
 const MAX_MATCHES: usize = 10_000;
-/// Files larger than this are not searched.
-const MAX_SEARCH_FILE_BYTES: u64 = 50 * 1024 * 1024;
+/// Only the first this-many bytes of a line are searched (minified files).
+const MAX_LINE_SCAN_BYTES: usize = 4 * 1024 * 1024;
+/// A long file checks the deadline and cancellation every this-many lines.
+const STOP_CHECK_LINES: usize = 65_536;
 /// Context lines are capped at this many per side.
 const MAX_CONTEXT: i64 = 20;
 /// A search gives up after this long.
@@ -318,8 +322,7 @@ fn glob_matcher(pattern: &str, for_names: bool) -> Result<GlobMatcher, String> {
 fn glob_hit(matcher: &GlobMatcher, has_slash: bool, root: &Path, path: &Path) -> bool {
     if has_slash {
         let rel = path.strip_prefix(root).unwrap_or(path);
-        let rel = rel.to_string_lossy();
-        matcher.is_match(rel.trim_start_matches("**/")) || matcher.is_match(path)
+        matcher.is_match(rel) || matcher.is_match(path)
     } else {
         path.file_name().is_some_and(|name| matcher.is_match(name))
     }
@@ -389,7 +392,6 @@ fn search_content(
     let mut files: Vec<PathBuf> = Vec::new();
     let mut counts: Vec<usize> = Vec::new();
     let mut hits: Vec<Hit> = Vec::new();
-    let mut skipped_large = 0usize;
     let walked = fs.walk(&root, &WalkOptions::default(), &mut |entry| {
         if search.check_stop() {
             return WalkControl::Stop;
@@ -399,35 +401,37 @@ fn search_content(
         {
             return WalkControl::Continue;
         }
-        if entry.len > MAX_SEARCH_FILE_BYTES {
-            skipped_large += 1;
-            return WalkControl::Continue;
-        }
-        let Ok(bytes) = fs.read(&entry.path) else {
+        let Ok(reader) = fs.open(&entry.path) else {
             return WalkControl::Continue;
         };
-        if looks_binary(&bytes[..bytes.len().min(SNIFF_BYTES)]) {
-            return WalkControl::Continue;
+        let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
+        match scanner.peek() {
+            Ok(head) if !looks_binary(&head[..head.len().min(SNIFF_BYTES)]) => {}
+            _ => return WalkControl::Continue,
         }
-        let text = String::from_utf8_lossy(&bytes);
-        let mut count = 0usize;
         let file_index = files.len();
-        for (i, line) in text.lines().enumerate() {
-            if regex.is_match(line) {
-                count += 1;
+        let first_hit = hits.len();
+        let mut number = 0usize;
+        while let Ok(Some(line)) = scanner.next_line(MAX_LINE_SCAN_BYTES) {
+            number += 1;
+            if regex.is_match(&String::from_utf8_lossy(&line.bytes)) {
                 hits.push(Hit {
                     file: file_index,
-                    line: i + 1,
+                    line: number,
                 });
                 if hits.len() >= MAX_MATCHES {
                     break;
                 }
             }
+            if number.is_multiple_of(STOP_CHECK_LINES) && search.check_stop() {
+                break;
+            }
         }
+        let count = hits.len() - first_hit;
         if count > 0 {
             if is_secret_env_file(&entry.path) {
                 search.omitted += count;
-                hits.truncate(hits.len() - count);
+                hits.truncate(first_hit);
                 return WalkControl::Continue;
             }
             files.push(entry.path);
@@ -437,6 +441,9 @@ fn search_content(
             search.stop = Some(Stop::MatchCap);
             return WalkControl::Stop;
         }
+        if search.stop.is_some() {
+            return WalkControl::Stop;
+        }
         WalkControl::Continue
     });
     let mut result = Map::new();
@@ -444,15 +451,6 @@ fn search_content(
         result.insert("error".into(), json!(format!("Search failed: {err}")));
         result.insert("total_count".into(), json!(0));
         return result;
-    }
-    if skipped_large > 0 {
-        result.insert(
-            "warning".into(),
-            json!(format!(
-                "{skipped_large} file(s) larger than 50 MiB were not searched; use the \
-                 terminal (rg/grep) for them."
-            )),
-        );
     }
     let (offset, limit) = (search.offset, search.limit);
     match mode {
@@ -508,28 +506,21 @@ fn render_matches(
     if page.is_empty() {
         return;
     }
-    // Re-read only the files on this page.
-    let mut texts: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    // Fetch only the lines this page shows (matches and their context), streaming.
+    let mut wanted: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     for hit in page {
-        texts.entry(hit.file).or_insert_with(|| {
-            search
-                .fs
-                .read(&files[hit.file])
-                .map(|b| {
-                    String::from_utf8_lossy(&b)
-                        .lines()
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
-        });
+        let from = hit.line.saturating_sub(context).max(1);
+        wanted
+            .entry(hit.file)
+            .or_default()
+            .extend(from..=hit.line + context);
     }
-    let line_text = |file: usize, line: usize| -> String {
-        texts
-            .get(&file)
-            .and_then(|lines| lines.get(line - 1))
-            .map(|l| shown_line(l))
-            .unwrap_or_default()
+    let texts: BTreeMap<usize, BTreeMap<usize, String>> = wanted
+        .iter()
+        .map(|(&file, lines)| (file, lines_at(search.fs, &files[file], lines)))
+        .collect();
+    let line_text = |file: usize, line: usize| -> Option<String> {
+        texts.get(&file)?.get(&line).map(|l| shown_line(l))
     };
     if context == 0 && page.len() < DENSIFY_MIN_MATCHES {
         let matches: Vec<Value> = page
@@ -538,7 +529,7 @@ fn render_matches(
                 json!({
                     "path": search.display.show(&files[hit.file]),
                     "line": hit.line,
-                    "content": line_text(hit.file, hit.line),
+                    "content": line_text(hit.file, hit.line).unwrap_or_default(),
                 })
             })
             .collect();
@@ -555,23 +546,21 @@ fn render_matches(
         while j < page.len() && page[j].file == file {
             j += 1;
         }
-        let lines_in_file = texts.get(&file).map_or(0, Vec::len);
-        let matched: std::collections::BTreeSet<usize> =
-            page[i..j].iter().map(|h| h.line).collect();
-        let mut shown: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+        let matched: BTreeSet<usize> = page[i..j].iter().map(|h| h.line).collect();
+        let mut shown: BTreeSet<usize> = BTreeSet::new();
         for &line in &matched {
-            let from = line.saturating_sub(context).max(1);
-            let to = (line + context).min(lines_in_file.max(line));
-            shown.extend(from..=to);
+            shown.extend(line.saturating_sub(context).max(1)..=line + context);
         }
         out.push(search.display.show(&files[file]));
         let mut previous: Option<usize> = None;
         for &line in &shown {
+            let Some(text) = line_text(file, line) else {
+                continue;
+            };
             if previous.is_some_and(|p| line > p + 1) {
                 out.push("  --".to_string());
             }
             let sep = if matched.contains(&line) { ':' } else { '-' };
-            let text = line_text(file, line);
             out.push(format!("  {line}{sep} {}", text.trim_end()));
             previous = Some(line);
         }
@@ -587,6 +576,34 @@ fn render_matches(
     };
     result.insert("matches_format".into(), json!(format));
     result.insert("matches_text".into(), json!(out.join("\n")));
+}
+
+/// The text of the given 1-based line numbers of a file (lines that do not exist are
+/// absent), streamed so only those lines are held.
+fn lines_at(fs: &dyn FileSystem, path: &Path, wanted: &BTreeSet<usize>) -> BTreeMap<usize, String> {
+    let mut out = BTreeMap::new();
+    let Some(&last) = wanted.last() else {
+        return out;
+    };
+    let Ok(reader) = fs.open(path) else {
+        return out;
+    };
+    let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
+    let keep = MAX_MATCH_LINE_CHARS * 4 + 1;
+    let mut number = 0usize;
+    while number < last {
+        let want = wanted.contains(&(number + 1));
+        match scanner.next_line(if want { keep } else { 0 }) {
+            Ok(Some(line)) => {
+                number += 1;
+                if want {
+                    out.insert(number, String::from_utf8_lossy(&line.bytes).into_owned());
+                }
+            }
+            _ => break,
+        }
+    }
+    out
 }
 
 /// True when a regex tries to match a line break (`\n` escape or a literal newline).
@@ -681,6 +698,17 @@ mod tests {
     }
 
     #[test]
+    fn context_stops_at_file_edges_and_separates_groups() {
+        let f = fixture();
+        f.put("e.txt", "HIT\nb\nc\nd\ne\nf\nHIT\n");
+        let r = f.search(json!({"pattern": "HIT", "context": 1}));
+        assert_eq!(
+            r["matches_text"],
+            "e.txt\n  1: HIT\n  2- b\n  --\n  6- f\n  7: HIT"
+        );
+    }
+
+    #[test]
     fn files_only_and_count_modes() {
         let f = fixture();
         f.put("x.py", "import os\nimport sys\n");
@@ -712,6 +740,26 @@ mod tests {
         let r = f.search(json!({"pattern": "*.rs", "target": "files"}));
         assert_eq!(r["files"], json!(["deep/dir/new.rs", "old.rs"]));
         assert_eq!(r["total_count"], 2);
+    }
+
+    #[test]
+    fn find_files_with_directory_globs() {
+        let f = fixture();
+        f.put("src/a.rs", "");
+        f.put("src/deep/b.rs", "");
+        f.put("tests/c.rs", "");
+        let names = |pattern: &str| {
+            let mut files: Vec<String> =
+                f.search(json!({"pattern": pattern, "target": "files"}))["files"]
+                    .as_array()
+                    .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default();
+            files.sort();
+            files
+        };
+        assert_eq!(names("src/*.rs"), vec!["src/a.rs"]);
+        assert_eq!(names("src/**/*.rs"), vec!["src/a.rs", "src/deep/b.rs"]);
+        assert_eq!(names("**/*.rs").len(), 3);
     }
 
     #[test]

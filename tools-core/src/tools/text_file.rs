@@ -179,6 +179,12 @@ impl<R: BufRead> LineScanner<R> {
         LineScanner { reader }
     }
 
+    /// The bytes buffered ahead without consuming them (at the start of a file: its
+    /// head, for binary sniffing).
+    pub fn peek(&mut self) -> io::Result<&[u8]> {
+        self.reader.fill_buf()
+    }
+
     /// The next line; `keep_bytes = 0` skips a line cheaply. `None` at the end.
     pub fn next_line(&mut self, keep_bytes: usize) -> io::Result<Option<ScannedLine>> {
         let mut line = ScannedLine::default();
