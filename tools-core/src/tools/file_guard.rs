@@ -76,7 +76,12 @@ const DENIED_HOME_DIRS: &[&str] = &[
 ];
 
 /// System locations the file tools never write (use the terminal, with approval).
+/// `/dev`, `/proc` and `/sys` are kernel namespaces: an atomic rename there would
+/// replace a device node.
 const SYSTEM_PREFIXES: &[&str] = &[
+    "/dev",
+    "/proc",
+    "/sys",
     "/etc",
     "/boot",
     "/usr/lib/systemd",
@@ -238,6 +243,8 @@ mod tests {
             PathBuf::from("/etc/hosts"),
             PathBuf::from("/boot/grub/grub.cfg"),
             PathBuf::from("/run/docker.sock"),
+            PathBuf::from("/dev/sda"),
+            PathBuf::from("/sys/kernel/x"),
             user.join(".ssh/authorized_keys"),
             user.join(".aws/credentials"),
             user.join(".netrc"),
@@ -252,7 +259,7 @@ mod tests {
                 "{shown}"
             );
         }
-        for p in ["/tmp/x.txt", "/etcetera/x"] {
+        for p in ["/tmp/x.txt", "/etcetera/x", "/device/x"] {
             assert!(
                 write_block_reason(&fs, Path::new(p), p, &home).is_none(),
                 "{p}"
