@@ -72,12 +72,12 @@ impl Toolhost {
         let config = LoadedConfig::load(options.config.as_deref(), &home.config_file())?;
         let registry = Arc::new(Registry::new());
         let hooks = Arc::new(Hooks::new());
-        let services = Arc::new(CoreServices {
-            home: home.clone(),
-            settings: config.config.core_settings(),
-            hooks: Arc::clone(&hooks),
-            approval: Arc::new(AllowAllGate),
-        });
+        let services = Arc::new(CoreServices::new(
+            home.clone(),
+            config.config.core_settings(),
+            Arc::clone(&hooks),
+            Arc::new(AllowAllGate),
+        ));
         let core_failures = register_core_tools(&registry, &services);
         let dispatcher = Dispatcher::new(
             Arc::clone(&registry),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
-use tools_core::settings::{CoreSettings, ToolOutputSettings};
+use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
 
@@ -22,6 +22,10 @@ pub struct Config {
     pub approvals: ApprovalSettings,
     /// `[dispatch]` — batch concurrency, deadlines, result limits.
     pub dispatch: DispatchSettings,
+    /// `[memory]` — the memory tool's character budgets.
+    pub memory: MemorySettings,
+    /// `[clarify]` — how long `clarify` waits for an answer.
+    pub clarify: ClarifySettings,
 }
 
 impl Config {
@@ -30,6 +34,8 @@ impl Config {
         CoreSettings {
             tool_output: self.tool_output.clone(),
             approvals: self.approvals.clone(),
+            memory: self.memory.clone(),
+            clarify: self.clarify.clone(),
         }
     }
 }
