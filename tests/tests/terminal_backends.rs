@@ -244,6 +244,49 @@ fn file_io(rig: &Rig) {
     );
 }
 
+/// The file tools (read_file, write_file, patch, search_files) run inside the
+/// environment: what write_file writes, the terminal sees there, and the reverse.
+fn file_tools(rig: &Rig, root: &str) {
+    let task = "tools";
+    rig.out(task, &format!("rm -rf {root} && mkdir -p {root} && cd {root} && printf 'one\\ntwo\\n' > from-shell.txt"));
+    let r = rig.call("read_file", task, json!({"path": "from-shell.txt"}));
+    assert_eq!(r["content"], "1|one\n2|two", "{r}");
+    let r = rig.call(
+        "write_file",
+        task,
+        json!({"path": "sub/from-tool.txt", "content": "alpha\nbeta\n"}),
+    );
+    assert_eq!(r["error"], Value::Null, "{r}");
+    assert_eq!(
+        rig.out(task, &format!("cat {root}/sub/from-tool.txt")),
+        "alpha\nbeta"
+    );
+    let r = rig.call(
+        "patch",
+        task,
+        json!({"path": "sub/from-tool.txt", "old_string": "beta", "new_string": "gamma"}),
+    );
+    assert_eq!(r["error"], Value::Null, "{r}");
+    assert_eq!(rig.out(task, "cat sub/from-tool.txt"), "alpha\ngamma");
+    let r = rig.call(
+        "search_files",
+        task,
+        json!({"pattern": "gamma", "path": root}),
+    );
+    assert!(r.to_string().contains("from-tool.txt"), "{r}");
+    let r = rig.call(
+        "read_file",
+        task,
+        json!({"path": format!("{root}/nope.txt")}),
+    );
+    assert!(
+        r["error"]
+            .as_str()
+            .is_some_and(|e| e.to_lowercase().contains("not found")),
+        "{r}"
+    );
+}
+
 fn docker_settings() -> Option<TerminalSettings> {
     let (host, image) = ci_services::docker()?;
     let mut t = TerminalSettings {
@@ -276,6 +319,9 @@ fn docker_backend() {
     assert!(status.contains("NoNewPrivs:\t1"), "{status}");
     assert!(!status.contains("CapEff:\t000001ffffffffff"), "{status}");
     file_io(&rig);
+    file_tools(&rig, "/tmp/th-tools-docker");
+    // Not on the host: the file tools wrote inside the container.
+    assert!(!std::path::Path::new("/tmp/th-tools-docker/sub/from-tool.txt").exists());
 }
 
 #[test]
@@ -339,6 +385,7 @@ fn ssh_backend() {
     common_behaviour(&rig, BackendKind::Ssh, 72);
     assert!(rig.gate.seen.lock().unwrap().iter().all(|c| c.host_access));
     file_io(&rig);
+    file_tools(&rig, "/tmp/th-tools-ssh");
     // Background stdin works over ssh too.
     let r = rig.call(
         "terminal",

@@ -1,13 +1,16 @@
 //! Shared services the core tools are built with: the home directory, settings, hooks,
-//! the approval gate, the terminal prompter. Core tools capture an `Arc<CoreServices>`
+//! the approval gate, each task's file system, and the prompter that asks the user. Core tools capture an `Arc<CoreServices>`
 //! when they are built; per-call data comes in the [`crate::ToolContext`].
 
 use std::sync::Arc;
 
 use crate::approval::{AllowAllGate, ApprovalGate};
 use crate::environments::EnvironmentManager;
+use crate::environments::files_provider::EnvironmentFiles;
+use crate::files::FileSystemProvider;
 use crate::home::Home;
 use crate::hooks::Hooks;
+use crate::prompter::{Prompter, TerminalPrompter};
 use crate::settings::CoreSettings;
 
 /// Everything core tools may need besides their arguments.
@@ -20,6 +23,13 @@ pub struct CoreServices {
     pub hooks: Arc<Hooks>,
     /// The gate terminal commands pass.
     pub approval: Arc<dyn ApprovalGate>,
+    /// Each task's file system (the file tools resolve and read/write through it).
+    /// Default: the task's execution environment (the host for the local backend, in
+    /// the terminal session's working directory; inside the container / remote host for
+    /// the others).
+    pub files: Arc<dyn FileSystemProvider>,
+    /// Asks the user questions (`clarify`). Default: the terminal.
+    pub prompter: Arc<dyn Prompter>,
     /// Execution environments per task and background processes (from
     /// `settings.terminal`). Call [`CoreServices::shutdown`] on exit.
     pub environments: Arc<EnvironmentManager>,
@@ -35,8 +45,10 @@ impl std::fmt::Debug for CoreServices {
 }
 
 impl CoreServices {
-    /// Services from parsed settings. Creates the environment manager (nothing is
-    /// started until a tool needs an environment).
+    /// Services from parsed settings: the environment manager (nothing is started until
+    /// a tool needs an environment), the file system of each task's environment, and
+    /// the terminal prompter. Replace `files` / `prompter` afterwards to route files or
+    /// questions elsewhere.
     pub fn new(
         home: Home,
         settings: CoreSettings,
@@ -49,11 +61,14 @@ impl CoreServices {
             settings,
             hooks,
             approval,
+            files: Arc::new(EnvironmentFiles::new(&environments)),
+            prompter: Arc::new(TerminalPrompter::stdio()),
             environments,
         }
     }
 
-    /// Services with default settings, fresh hooks and the allow-all gate (tests).
+    /// Services with default settings, fresh hooks and the allow-all gate (tests):
+    /// local files in the process's directory, questions on the terminal.
     pub fn for_tests(home: Home) -> Self {
         Self::new(
             home,

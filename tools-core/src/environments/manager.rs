@@ -165,6 +165,21 @@ impl EnvironmentManager {
         backend_availability(self.backend_for(task), &self.settings)
     }
 
+    /// The directory a local task starts in before its environment exists: its
+    /// override, else `terminal.cwd`, else the process's working directory.
+    pub fn initial_local_cwd(&self, task: &str) -> String {
+        if let Some(cwd) = self.task_override(task).cwd {
+            return cwd;
+        }
+        let configured = &self.settings.cwd;
+        if !configured.is_empty() && configured != "." {
+            return configured.clone();
+        }
+        std::env::current_dir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "/".into())
+    }
+
     /// The live environment of `task`, if any.
     pub fn get(&self, task: &str) -> Option<Arc<TaskEnvironment>> {
         lock(&self.envs).get(task).cloned()

@@ -27,6 +27,7 @@ pub mod docker;
 mod docker_api;
 pub mod env_filter;
 mod exec;
+pub mod files_provider;
 pub mod fs_ops;
 pub mod local;
 mod local_child;
