@@ -56,6 +56,9 @@ impl std::fmt::Display for Endpoint {
 trait Stream: Read + Write + Send {}
 impl<T: Read + Write + Send> Stream for T {}
 
+/// Status, lower-cased headers, and the connection positioned at the body.
+type ResponseHead = (u16, Vec<(String, String)>, BufReader<Box<dyn Stream>>);
+
 /// A response with its body fully read.
 #[derive(Debug)]
 pub struct Response {
@@ -121,7 +124,7 @@ impl DockerApi {
         path: &str,
         body: Option<(&str, &[u8])>,
         read_timeout: Option<Duration>,
-    ) -> std::io::Result<(u16, Vec<(String, String)>, BufReader<Box<dyn Stream>>)> {
+    ) -> std::io::Result<ResponseHead> {
         let mut stream = self.connect(read_timeout)?;
         let mut head = format!(
             "{method} /{API_VERSION}{path} HTTP/1.1\r\nHost: docker\r\nUser-Agent: toolhost\r\nConnection: close\r\n"

@@ -198,7 +198,7 @@ mod tests {
             exit_code_meaning("LANG=C diff a b", 1),
             Some("Files differ (expected, not an error)")
         );
-        assert_eq!(exit_code_meaning("curl -f http://x", 22).is_some(), true);
+        assert!(exit_code_meaning("curl -f http://x", 22).is_some());
         assert_eq!(exit_code_meaning("grep foo file", 2), None);
         assert_eq!(exit_code_meaning("ls", 1), None);
     }
