@@ -116,6 +116,8 @@ mod tests {
         assert_eq!(
             names,
             [
+                "terminal",
+                "process",
                 "read_file",
                 "write_file",
                 "patch",
