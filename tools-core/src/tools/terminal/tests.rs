@@ -560,3 +560,30 @@ fn process_errors() {
             .starts_with("Unknown process action")
     );
 }
+
+#[test]
+fn idle_environments_are_reaped_unless_background_processes_run() {
+    let f = Fixture::new();
+    f.run("idle", "export MARK=1");
+    let id = start_bg(&f, "busy", "sleep 300", false);
+    let manager = &f.services.environments;
+    let reaped = manager.reap_idle(Duration::ZERO);
+    assert_eq!(reaped, vec!["idle".to_string()]);
+    assert!(manager.get("idle").is_none());
+    assert!(
+        manager.get("busy").is_some(),
+        "a task with a running process is kept"
+    );
+    // A reaped task gets a fresh environment on its next call.
+    assert_eq!(output(&f.run("idle", "echo ${MARK:-fresh}")), "fresh");
+    f.call(
+        "process",
+        "busy",
+        json!({"action": "kill", "session_id": id}),
+    );
+    assert!(
+        manager
+            .reap_idle(Duration::ZERO)
+            .contains(&"busy".to_string())
+    );
+}
