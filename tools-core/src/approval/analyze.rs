@@ -30,6 +30,9 @@ pub(crate) struct Analyzer {
     pub used_fast_path: bool,
     /// Force the full parser (differential tests of the fast path).
     pub force_full_parser: bool,
+    /// When set, every command line seen (each wrapper level, executable path reduced to
+    /// its name) is recorded here, for deny-rule matching.
+    pub lines: Option<Vec<String>>,
 }
 
 impl Analyzer {
@@ -152,6 +155,20 @@ impl Analyzer {
         let out = f(self);
         self.function = saved;
         out
+    }
+
+    /// Record a command line for deny-rule matching.
+    pub(crate) fn record_line(&mut self, args: &[Arg<'_>]) {
+        if let Some(lines) = &mut self.lines {
+            let mut line = super::model::command_name(args[0].as_str()).into_owned();
+            for arg in &args[1..] {
+                line.push(' ');
+                line.push_str(arg.as_str());
+            }
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
     }
 
     /// Remember a file made executable.

@@ -27,6 +27,13 @@ pub fn detect(command: &str) -> Verdict {
     analyze(command, false).0
 }
 
+/// Judge one command with the full shell parser only (no fast path). For benchmarks and
+/// differential tests; the verdict is always the same as [`detect`]'s.
+#[doc(hidden)]
+pub fn detect_full_parser(command: &str) -> Verdict {
+    analyze(command, true).0
+}
+
 /// Judge one command; `full_parser` bypasses the fast path. Returns the verdict and whether
 /// the fast path read it.
 pub(crate) fn analyze(command: &str, full_parser: bool) -> (Verdict, bool) {
@@ -50,6 +57,19 @@ pub(crate) fn analyze(command: &str, full_parser: bool) -> (Verdict, bool) {
             (Verdict::from_findings(az.findings), false)
         }
     }
+}
+
+/// Every command line in `command` as it runs, each wrapper level separately, with the
+/// executable's path reduced to its name (`/usr/bin/sudo rm -rf x` gives `sudo rm -rf x`
+/// and `rm -rf x`). Deny rules are matched against these.
+pub(crate) fn command_lines(command: &str) -> Vec<String> {
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let mut az = Analyzer::new();
+        az.lines = Some(Vec::new());
+        az.script(command);
+        az.lines.unwrap_or_default()
+    }));
+    run.unwrap_or_default()
 }
 
 /// Called by the shell front-end when `text` does not parse.

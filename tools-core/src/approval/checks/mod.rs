@@ -40,6 +40,7 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
             return dynamic_name(az, args, stdin);
         }
         let name = command_name(word);
+        az.record_line(args);
         if az.runs_fresh_executable(word) {
             az.flag_rule(&super::rules::CHMOD_THEN_RUN);
         }
