@@ -17,6 +17,8 @@ mod options;
 mod paths;
 mod prompt;
 pub mod rules;
+#[cfg(test)]
+mod rule_tests;
 mod settings;
 mod shell;
 mod smart;

@@ -102,6 +102,9 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         | "tac" | "nl" => files::read(az, args),
         "base64" | "xxd" => {
             files::read(az, args);
+            if *stdin == Source::Remote {
+                return Source::Remote;
+            }
             if exec::decodes(name, args) {
                 return Source::Decoded;
             }
@@ -126,6 +129,9 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "echo" | "printf" => return exec::echo(args),
         "base32" | "basenc" | "rev" | "tr" | "openssl" | "gunzip" | "zcat"
         | "bzcat" | "xzcat" | "uudecode" => {
+            if *stdin == Source::Remote {
+                return Source::Remote;
+            }
             if name == "base32" || name == "basenc" || exec::decodes(name, args) {
                 return Source::Decoded;
             }
