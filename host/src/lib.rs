@@ -1,2 +1,18 @@
-//! The toolhost host: discovery, toolsets, tool definitions, the dispatch pipeline and
-//! the CLI.
+//! The toolhost host: discovery (core tools, plugins, MCP servers), toolsets, tool
+//! definitions, the dispatch pipeline (hooks, approval, concurrency) and the CLI.
+
+pub mod app;
+pub mod batch;
+pub mod cli;
+pub mod coerce;
+pub mod config;
+pub mod definitions;
+pub mod dispatch;
+pub mod schema_sanitize;
+pub mod spill;
+pub mod toolsets;
+pub mod validation;
+
+pub use app::{StartOptions, Toolhost};
+pub use batch::{ToolCall, ToolMessage, dispatch_batch};
+pub use dispatch::{CallOutcome, Dispatcher};

@@ -1,3 +1,5 @@
-//! The `toolhost` binary.
+//! The `toolhost` binary: see `toolhost --help`.
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    toolhost::cli::main()
+}

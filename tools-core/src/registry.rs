@@ -13,12 +13,9 @@
 //! `{"error":"Tool execution failed: KIND: MESSAGE"}`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
-use std::task::{Context, Poll};
 
 use serde_json::Value;
 
@@ -28,6 +25,7 @@ use crate::entry::ToolEntry;
 use crate::error::ToolError;
 use crate::handler::{BoxFuture, ToolHandler, ToolOutcome};
 use crate::hooks::CallStatus;
+use crate::panic_safe::CatchUnwind;
 use crate::result::{error_json, is_error_value};
 
 /// What `register` did.
@@ -70,7 +68,7 @@ impl DispatchResult {
                 } else {
                     CallStatus::Ok
                 },
-                text: value.to_string(),
+                text: to_json_text(&value),
             },
             Err(err) => {
                 DispatchResult::error(format!("Tool execution failed: {}: {}", err.kind(), err))
@@ -86,10 +84,23 @@ struct Inner {
 }
 
 /// The registry. Share it with `Arc`; all methods take `&self`.
-#[derive(Default)]
 pub struct Registry {
     inner: RwLock<Inner>,
     generation: AtomicU64,
+    id: u64,
+}
+
+/// Source of [`Registry::id`]s.
+static NEXT_REGISTRY_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            inner: RwLock::default(),
+            generation: AtomicU64::new(0),
+            id: NEXT_REGISTRY_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
 }
 
 impl std::fmt::Debug for Registry {
@@ -122,6 +133,12 @@ impl Registry {
     /// Changes on every register, deregister and alias change.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
+    }
+
+    /// A process-unique identity: caches keyed on `(id, generation)` never confuse two
+    /// registries (a dropped registry's address may be reused, its id never is).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Number of registered tools.
@@ -271,8 +288,17 @@ impl Registry {
     }
 }
 
+/// Serialize a result value (through `io::Write`, faster than `Display`).
+pub fn to_json_text(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
+}
+
 fn caught_panic(panic: Box<dyn std::any::Any + Send>) -> ToolOutcome {
     Err(ToolError::Panic(panic_message(&panic)))
+}
+
+async fn guarded(fut: BoxFuture<'static, ToolOutcome>) -> ToolOutcome {
+    CatchUnwind::new(fut).await.unwrap_or_else(caught_panic)
 }
 
 /// Run an entry's handler on the current thread. Never panics.
@@ -282,7 +308,7 @@ pub fn run_entry_blocking(entry: &ToolEntry, args: Value, ctx: &ToolContext) -> 
             catch_unwind(AssertUnwindSafe(|| f(args, ctx))).unwrap_or_else(caught_panic)
         }
         ToolHandler::Async(f) => {
-            let fut = CatchUnwind(f(args, ctx.clone()));
+            let fut = guarded(f(args, ctx.clone()));
             crate::bridge::block_on(fut)
                 .unwrap_or_else(|e| Err(ToolError::other("runtime", e.to_string())))
         }
@@ -306,24 +332,9 @@ pub async fn run_entry(entry: &ToolEntry, args: Value, ctx: &ToolContext) -> Dis
                 Err(join) => Err(ToolError::other("runtime", join.to_string())),
             }
         }
-        ToolHandler::Async(f) => CatchUnwind(f(args, ctx.clone())).await,
+        ToolHandler::Async(f) => guarded(f(args, ctx.clone())).await,
     };
     DispatchResult::from_outcome(outcome)
-}
-
-/// Polls a boxed handler future, turning a panic during `poll` into an error.
-struct CatchUnwind(BoxFuture<'static, ToolOutcome>);
-
-impl Future for CatchUnwind {
-    type Output = ToolOutcome;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolOutcome> {
-        let fut = self.0.as_mut();
-        match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(poll) => poll,
-            Err(panic) => Poll::Ready(caught_panic(panic)),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -373,6 +384,12 @@ mod tests {
         // Unknown names change nothing.
         assert!(reg.deregister("a").is_none());
         assert_eq!(reg.generation(), g2);
+    }
+
+    #[test]
+    fn every_registry_has_its_own_id() {
+        let (a, b) = (Registry::new(), Registry::new());
+        assert_ne!(a.id(), b.id());
     }
 
     #[test]

@@ -15,7 +15,21 @@ mod model;
 mod normalize;
 mod options;
 mod paths;
+#[cfg(unix)]
 mod prompt;
+#[cfg(not(unix))]
+mod prompt {
+    //! No terminal prompt off Unix: embedders use the callback surface.
+    use super::surface::{ApprovalRequest, Choice};
+    /// Always false off Unix.
+    pub fn terminal_available() -> bool {
+        false
+    }
+    /// Never asks off Unix.
+    pub fn ask(_request: &ApprovalRequest, _timeout: std::time::Duration) -> Option<Choice> {
+        None
+    }
+}
 pub mod rules;
 #[cfg(test)]
 mod rule_tests;

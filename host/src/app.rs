@@ -1,0 +1,111 @@
+//! Assembling a running toolhost: home → configuration → registry and hooks → core
+//! tools → plugins → MCP servers → dispatch pipeline.
+//!
+//! Discovery never fails as a whole: a core tool, plugin or server that cannot load is
+//! logged, recorded for `doctor`-style reporting, and skipped.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tools_core::approval::AllowAllGate;
+use tools_core::home::HomeError;
+use tools_core::tools::{CoreToolFailure, register_core_tools};
+use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
+
+use crate::batch::BatchOptions;
+use crate::config::{ConfigError, LoadedConfig};
+use crate::dispatch::Dispatcher;
+use crate::spill::ResultSpill;
+
+/// What to start.
+#[derive(Clone, Debug, Default)]
+pub struct StartOptions {
+    /// `--home`.
+    pub home: Option<PathBuf>,
+    /// `--config`.
+    pub config: Option<PathBuf>,
+}
+
+/// Why toolhost could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// No home directory.
+    #[error(transparent)]
+    Home(#[from] HomeError),
+    /// Bad configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// A running toolhost.
+pub struct Toolhost {
+    /// The home directory.
+    pub home: Home,
+    /// The configuration in effect.
+    pub config: LoadedConfig,
+    /// Every registered tool.
+    pub registry: Arc<Registry>,
+    /// Every registered hook.
+    pub hooks: Arc<Hooks>,
+    /// Services the core tools were built with.
+    pub services: Arc<CoreServices>,
+    /// The dispatch pipeline.
+    pub dispatcher: Dispatcher,
+    /// Core tools that failed to register.
+    pub core_failures: Vec<CoreToolFailure>,
+}
+
+impl std::fmt::Debug for Toolhost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolhost")
+            .field("home", &self.home)
+            .field("registry", &self.registry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Toolhost {
+    /// Discover everything and build the pipeline.
+    pub fn start(options: &StartOptions) -> Result<Self, StartError> {
+        let home = Home::resolve(options.home.as_deref())?;
+        let config = LoadedConfig::load(options.config.as_deref(), &home.config_file())?;
+        let registry = Arc::new(Registry::new());
+        let hooks = Arc::new(Hooks::new());
+        let services = Arc::new(CoreServices::new(
+            home.clone(),
+            config.config.core_settings(),
+            Arc::clone(&hooks),
+            Arc::new(AllowAllGate),
+        ));
+        let core_failures = register_core_tools(&registry, &services);
+        let dispatcher = Dispatcher::new(
+            Arc::clone(&registry),
+            Arc::clone(&hooks),
+            ResultSpill::new(home.results_dir()),
+        )
+        .with_default_limit(config.config.dispatch.max_result_chars);
+        Ok(Toolhost {
+            home,
+            config,
+            registry,
+            hooks,
+            services,
+            dispatcher,
+            core_failures,
+        })
+    }
+
+    /// Batch options from `[dispatch]`, for calls of `context`'s task and session.
+    pub fn batch_options(&self, context: ToolContext) -> BatchOptions {
+        let settings = &self.config.config.dispatch;
+        BatchOptions {
+            max_concurrency: settings.max_concurrency.max(1),
+            deadline: (settings.batch_timeout_secs > 0.0)
+                .then(|| Duration::from_secs_f64(settings.batch_timeout_secs)),
+            cancel_grace: Duration::from_secs_f64(settings.cancel_grace_secs.max(0.0)),
+            context,
+            ..BatchOptions::default()
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The `toolhost` command line. The contract of every subcommand (flags, JSON shapes,
+//! exit codes) is relied on by tests and tooling: change it only additively.
+//!
+//! Exit codes: 0 success; 1 the tool result is an error object (`call`); 2 bad usage or
+//! input, or toolhost could not start (bad config).
+
+mod call;
+mod dispatch;
+mod input;
+mod logging;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::app::{StartError, StartOptions, Toolhost};
+
+/// A tool runtime for LLM agents.
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Home directory (default: $TOOLHOST_HOME, else ~/.config/toolhost).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Configuration file (default: <home>/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// More logging on stderr (-v info, -vv debug, -vvv trace; RUST_LOG overrides).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one tool call through the whole pipeline and print its result.
+    Call(call::CallArgs),
+    /// Execute the tool calls of an assistant message; print the tool messages.
+    Dispatch(dispatch::DispatchArgs),
+}
+
+/// Why a command failed (printed as one line on stderr, exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// toolhost could not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The input was unusable.
+    #[error("{0}")]
+    Input(String),
+    /// Reading or writing failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being read or written.
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Cli {
+    fn start_options(&self) -> StartOptions {
+        StartOptions {
+            home: self.home.clone(),
+            config: self.config.clone(),
+        }
+    }
+
+    fn start(&self) -> Result<Toolhost, CliError> {
+        Ok(Toolhost::start(&self.start_options())?)
+    }
+}
+
+/// Parse the command line, run it, and map the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.verbose);
+    let outcome = match &cli.command {
+        Command::Call(args) => call::run(&cli, args),
+        Command::Dispatch(args) => dispatch::run(&cli, args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("toolhost: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
