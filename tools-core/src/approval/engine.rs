@@ -76,6 +76,17 @@ impl ApprovalEngine {
         hooks: Arc<Hooks>,
         surfaces: Surfaces,
     ) -> Arc<Self> {
+        Self::with_config_file(settings, home.config_file(), hooks, surfaces)
+    }
+
+    /// Like [`ApprovalEngine::new`], writing "always" approvals to `config_file` (the
+    /// host's `--config`).
+    pub fn with_config_file(
+        settings: ApprovalSettings,
+        config_file: PathBuf,
+        hooks: Arc<Hooks>,
+        surfaces: Surfaces,
+    ) -> Arc<Self> {
         let mode = settings.mode();
         let smart = (mode == ApprovalMode::Smart).then(|| SmartApprover::from_settings(&settings.smart));
         let mut permanent = HashSet::new();
@@ -93,7 +104,7 @@ impl ApprovalEngine {
         }
         Arc::new(ApprovalEngine {
             mode,
-            config_file: home.config_file(),
+            config_file,
             hooks,
             surfaces,
             smart,

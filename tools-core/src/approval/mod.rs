@@ -6,6 +6,7 @@
 
 mod analyze;
 mod checks;
+pub mod cli;
 mod detect;
 mod engine;
 mod fastpath;
