@@ -49,8 +49,11 @@ pub struct SmartSettings {
     pub base_url: Option<String>,
     /// Model name. Falls back to `$TOOLHOST_APPROVAL_MODEL`, then `gpt-4o-mini`.
     pub model: Option<String>,
-    /// Environment variable holding the API key.
+    /// Environment variable holding the API key (preferred).
     pub api_key_env: String,
+    /// The API key itself, when it cannot come from the environment (keep config.toml
+    /// private then). `api_key_env` wins when both are set.
+    pub api_key: Option<String>,
     /// Request timeout, seconds.
     pub timeout: u64,
 }
@@ -61,6 +64,7 @@ impl Default for SmartSettings {
             base_url: None,
             model: None,
             api_key_env: "OPENAI_API_KEY".to_string(),
+            api_key: None,
             timeout: 30,
         }
     }

@@ -57,7 +57,8 @@ impl SmartApprover {
             .unwrap_or_else(|| "gpt-4o-mini".to_string());
         let api_key = std::env::var(&settings.api_key_env)
             .ok()
-            .filter(|v| !v.is_empty());
+            .filter(|v| !v.is_empty())
+            .or_else(|| settings.api_key.clone());
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(settings.timeout.max(1)))
             .build()
