@@ -79,6 +79,8 @@ pub mod rules;
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
+mod oracle_tests;
+#[cfg(test)]
 mod prop_tests;
 #[cfg(test)]
 mod rule_tests;
