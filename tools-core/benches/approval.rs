@@ -24,7 +24,9 @@ use tools_core::approval::{detect, detect_full_parser};
 fn corpus() -> Vec<String> {
     let path = std::env::var_os("APPROVAL_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/danger-corpus.txt"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/danger-corpus.txt")
+        });
     match std::fs::read_to_string(&path) {
         Ok(text) => text.lines().map(str::to_string).collect(),
         Err(err) => {
@@ -56,13 +58,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn hermes_side_by_side(cmds: &[String]) {
-    let python = std::env::var("HERMES_PY").unwrap_or_else(|_| "/work/hermes-venv/bin/python".into());
-    let script = std::env::var_os("HERMES_DANGER_PY").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench/python/danger.py")
-    });
+    let python =
+        std::env::var("HERMES_PY").unwrap_or_else(|_| "/work/hermes-venv/bin/python".into());
+    let script = std::env::var_os("HERMES_DANGER_PY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench/python/danger.py")
+        });
     let ours = median(passes(cmds, 5, detect));
     let ours_full = median(passes(cmds, 5, detect_full_parser));
-    println!("toolhost detect [all {}]: {ours:.3} us/command (median of 5 passes)", cmds.len());
+    println!(
+        "toolhost detect [all {}]: {ours:.3} us/command (median of 5 passes)",
+        cmds.len()
+    );
     println!("toolhost detect, full parser only: {ours_full:.3} us/command");
     if !std::path::Path::new(&python).exists() || !script.exists() {
         println!("Hermes not measured: set HERMES_PY and HERMES_DANGER_PY (see the bench header)");
@@ -82,9 +90,14 @@ fn hermes_side_by_side(cmds: &[String]) {
     match hermes {
         Some(h) => {
             let ours = ours.max(ours_after);
-            println!("Hermes detect_dangerous_command [all]: {h:.1} us/command (median of 5 passes)");
+            println!(
+                "Hermes detect_dangerous_command [all]: {h:.1} us/command (median of 5 passes)"
+            );
             println!("toolhost after Hermes: {ours_after:.3} us/command");
-            println!("ratio Hermes / toolhost (worse of our two runs): {:.0}x", h / ours);
+            println!(
+                "ratio Hermes / toolhost (worse of our two runs): {:.0}x",
+                h / ours
+            );
         }
         None => println!("Hermes run failed: check HERMES_PY ({python})"),
     }

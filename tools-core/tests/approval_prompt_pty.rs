@@ -123,9 +123,15 @@ fn answer(keys: &[u8]) -> (String, String) {
 #[test]
 fn shows_the_redacted_command_and_the_options() {
     let (_, screen) = answer(b"d\r");
-    assert!(screen.contains("DANGEROUS COMMAND: recursive delete"), "{screen}");
+    assert!(
+        screen.contains("DANGEROUS COMMAND: recursive delete"),
+        "{screen}"
+    );
     assert!(screen.contains("rm -rf build"), "{screen}");
-    assert!(screen.contains("[o]nce  |  [s]ession  |  [a]lways  |  [d]eny"), "{screen}");
+    assert!(
+        screen.contains("[o]nce  |  [s]ession  |  [a]lways  |  [d]eny"),
+        "{screen}"
+    );
 }
 
 #[test]

@@ -88,8 +88,7 @@ pub fn run(cli: &Cli, args: &ApprovalsArgs) -> Result<ExitCode, CliError> {
             jsonl: true,
         } => {
             let stdin = std::io::stdin();
-            let summary =
-                approvals::check_jsonl(&mut stdin.lock(), &mut out).map_err(cli_error)?;
+            let summary = approvals::check_jsonl(&mut stdin.lock(), &mut out).map_err(cli_error)?;
             Ok(if summary.bad_lines > 0 {
                 ExitCode::from(2)
             } else {

@@ -69,7 +69,10 @@ pub struct CheckSummary {
 /// `approvals check --jsonl`: each input line is a JSON string or `{"command": "..."}`;
 /// one output line per input line, in order. Blank lines are skipped; a bad line gets
 /// `{"line": N, "error": "..."}` and the run goes on.
-pub fn check_jsonl(input: &mut dyn BufRead, out: &mut dyn Write) -> Result<CheckSummary, ApprovalsCliError> {
+pub fn check_jsonl(
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<CheckSummary, ApprovalsCliError> {
     let mut summary = CheckSummary::default();
     let mut line = String::new();
     let mut number = 0usize;
@@ -111,13 +114,19 @@ pub fn check_jsonl(input: &mut dyn BufRead, out: &mut dyn Write) -> Result<Check
 /// `approvals list`: the permanent approvals in `config_file`, with descriptions.
 /// `as_json` prints one array of `{"key","description","kind"}` (kind `rule` or
 /// `command_glob`).
-pub fn list(config_file: &Path, as_json: bool, out: &mut dyn Write) -> Result<usize, ApprovalsCliError> {
+pub fn list(
+    config_file: &Path,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<usize, ApprovalsCliError> {
     let entries = config_edit::read_array(config_file, &ALLOWLIST_KEYS)?;
     let rows: Vec<Value> = entries
         .iter()
         .map(|entry| match rules::by_key(entry) {
             Some(rule) => json!({"key": entry, "description": rule.description, "kind": "rule"}),
-            None => json!({"key": entry, "description": "whole-command glob", "kind": "command_glob"}),
+            None => {
+                json!({"key": entry, "description": "whole-command glob", "kind": "command_glob"})
+            }
         })
         .collect();
     if as_json {

@@ -38,7 +38,10 @@ pub fn detect_full_parser(command: &str) -> Verdict {
 /// the fast path read it.
 pub(crate) fn analyze(command: &str, full_parser: bool) -> (Verdict, bool) {
     if command.len() > MAX_COMMAND_BYTES {
-        return (Verdict::from_findings(vec![Finding::new(&rules::TOO_LARGE)]), false);
+        return (
+            Verdict::from_findings(vec![Finding::new(&rules::TOO_LARGE)]),
+            false,
+        );
     }
     let run = catch_unwind(AssertUnwindSafe(|| {
         let mut az = Analyzer::new();
@@ -76,7 +79,9 @@ pub(crate) fn command_lines(command: &str) -> Vec<String> {
 pub(crate) fn unparseable(az: &mut Analyzer, text: &str) -> Source {
     az.flag_rule(&rules::UNPARSEABLE);
     let mut repaired = false;
-    for suffix in ["\"", "'", ")", "`", "'\"", "\"'", "}", "))", "\nfi", "\ndone", "\nesac"] {
+    for suffix in [
+        "\"", "'", ")", "`", "'\"", "\"'", "}", "))", "\nfi", "\ndone", "\nesac",
+    ] {
         let candidate = format!("{text}{suffix}");
         if let Ok(program) = shell::parse(&candidate) {
             shell::program_source(az, &program);

@@ -2,8 +2,8 @@
 //!
 //! Order for one command:
 //! 1. the hardline floor (always; also on isolated backends) → blocked, unconditionally;
-//! 2. isolated backend (no host access) → approved;
-//! 3. `approvals.deny` globs → blocked, in every mode;
+//! 2. `approvals.deny` globs → blocked, in every mode and on every backend;
+//! 3. isolated backend (no host access) → approved;
 //! 4. not dangerous → approved;
 //! 5. `mode = "off"` → approved (with a note);
 //! 6. every rule already approved (`command_allowlist`, this session) or the whole command
@@ -88,7 +88,8 @@ impl ApprovalEngine {
         surfaces: Surfaces,
     ) -> Arc<Self> {
         let mode = settings.mode();
-        let smart = (mode == ApprovalMode::Smart).then(|| SmartApprover::from_settings(&settings.smart));
+        let smart =
+            (mode == ApprovalMode::Smart).then(|| SmartApprover::from_settings(&settings.smart));
         let mut permanent = HashSet::new();
         let mut command_globs = Vec::new();
         for entry in &settings.command_allowlist {
@@ -153,11 +154,19 @@ impl ApprovalEngine {
             return None;
         }
         let mut candidates = vec![command.trim().to_ascii_lowercase()];
-        candidates.extend(command_lines(command).into_iter().map(|l| l.to_ascii_lowercase()));
-        self.settings.deny.iter().map(String::as_str).find(|pattern| {
-            let pattern = pattern.trim().to_ascii_lowercase();
-            candidates.iter().any(|c| glob::matches(&pattern, c))
-        })
+        candidates.extend(
+            command_lines(command)
+                .into_iter()
+                .map(|l| l.to_ascii_lowercase()),
+        );
+        self.settings
+            .deny
+            .iter()
+            .map(String::as_str)
+            .find(|pattern| {
+                let pattern = pattern.trim().to_ascii_lowercase();
+                candidates.iter().any(|c| glob::matches(&pattern, c))
+            })
     }
 
     /// A whole-command allowlist glob matches a plain single command.
@@ -216,9 +225,6 @@ impl ApprovalEngine {
                 hardline: true,
             };
         }
-        if !check.host_access {
-            return GateDecision::Approved { note: None };
-        }
         if let Some(pattern) = self.deny_match(command) {
             let pattern = pattern.to_string();
             self.policy(check, &display, &verdict, "deny_rule");
@@ -226,6 +232,9 @@ impl ApprovalEngine {
                 message: messages::deny_rule(&pattern),
                 hardline: false,
             };
+        }
+        if !check.host_access {
+            return GateDecision::Approved { note: None };
         }
         if !verdict.dangerous() {
             return GateDecision::Approved { note: None };
@@ -248,7 +257,9 @@ impl ApprovalEngine {
         if pending.is_empty() || self.allowlisted_text(command) {
             self.policy(check, &display, &verdict, "allowlist");
             return GateDecision::Approved {
-                note: Some(format!("Command required approval ({description}) and was approved earlier.")),
+                note: Some(format!(
+                    "Command required approval ({description}) and was approved earlier."
+                )),
             };
         }
         let pending_description = verdict
@@ -261,7 +272,14 @@ impl ApprovalEngine {
 
         let mut smart_denied = false;
         if let Some(smart) = &self.smart {
-            self.fire(check, &display, &pending_description, &pending, "smart", None);
+            self.fire(
+                check,
+                &display,
+                &pending_description,
+                &pending,
+                "smart",
+                None,
+            );
             let answer = crate::bridge::block_on(smart.judge(&display, &pending_description))
                 .unwrap_or_else(|e| SmartVerdict::Escalate(e.to_string()));
             let choice = match &answer {
@@ -272,7 +290,14 @@ impl ApprovalEngine {
                     "smart_escalate"
                 }
             };
-            self.fire(check, &display, &pending_description, &pending, "smart", Some(choice));
+            self.fire(
+                check,
+                &display,
+                &pending_description,
+                &pending,
+                "smart",
+                Some(choice),
+            );
             match answer {
                 SmartVerdict::Approve => {
                     return GateDecision::Approved {
@@ -300,12 +325,23 @@ impl ApprovalEngine {
         let Some((surface, choice)) = asked else {
             return self.no_human(check, &display, &request);
         };
-        self.fire(check, &display, &pending_description, &pending, surface, Some(choice.as_str()));
+        self.fire(
+            check,
+            &display,
+            &pending_description,
+            &pending,
+            surface,
+            Some(choice.as_str()),
+        );
         self.apply(check, &pending, &pending_description, choice)
     }
 
     /// Ask the callback or the terminal; `None` when nobody can be asked.
-    fn ask_human(&self, request: &ApprovalRequest, timeout: Duration) -> Option<(&'static str, Choice)> {
+    fn ask_human(
+        &self,
+        request: &ApprovalRequest,
+        timeout: Duration,
+    ) -> Option<(&'static str, Choice)> {
         let fire_pre = |surface: &str| {
             let event = ApprovalEvent {
                 command: &request.command,
@@ -340,7 +376,12 @@ impl ApprovalEngine {
         None
     }
 
-    fn no_human(&self, check: &CommandCheck, display: &str, request: &ApprovalRequest) -> GateDecision {
+    fn no_human(
+        &self,
+        check: &CommandCheck,
+        display: &str,
+        request: &ApprovalRequest,
+    ) -> GateDecision {
         let policy = if request.smart_denied {
             NoHumanPolicy::Deny
         } else {
@@ -350,8 +391,22 @@ impl ApprovalEngine {
             NoHumanPolicy::Deny => "no_human_deny",
             NoHumanPolicy::Approve => "no_human_approve",
         };
-        self.fire(check, display, &request.description, &request.rule_keys, "policy", None);
-        self.fire(check, display, &request.description, &request.rule_keys, "policy", Some(choice));
+        self.fire(
+            check,
+            display,
+            &request.description,
+            &request.rule_keys,
+            "policy",
+            None,
+        );
+        self.fire(
+            check,
+            display,
+            &request.description,
+            &request.rule_keys,
+            "policy",
+            Some(choice),
+        );
         match policy {
             NoHumanPolicy::Deny => GateDecision::Blocked {
                 message: if request.smart_denied {
@@ -363,7 +418,10 @@ impl ApprovalEngine {
             },
             NoHumanPolicy::Approve => {
                 let shown = display;
-                tracing::warn!(command = shown, "dangerous command approved: no human surface and approvals.no_human = \"approve\"");
+                tracing::warn!(
+                    command = shown,
+                    "dangerous command approved: no human surface and approvals.no_human = \"approve\""
+                );
                 GateDecision::Approved {
                     note: Some(format!(
                         "Command was flagged ({}) and ran without a human decision (approvals.no_human = \"approve\").",
@@ -374,10 +432,18 @@ impl ApprovalEngine {
         }
     }
 
-    fn apply(&self, check: &CommandCheck, keys: &[String], description: &str, choice: Choice) -> GateDecision {
+    fn apply(
+        &self,
+        check: &CommandCheck,
+        keys: &[String],
+        description: &str,
+        choice: Choice,
+    ) -> GateDecision {
         match choice {
             Choice::Once => GateDecision::Approved {
-                note: Some(format!("Command required approval ({description}) and was approved by the user.")),
+                note: Some(format!(
+                    "Command required approval ({description}) and was approved by the user."
+                )),
             },
             Choice::Session => {
                 self.state()
@@ -403,7 +469,9 @@ impl ApprovalEngine {
                         .extend(keys.iter().cloned());
                 }
                 for key in keys {
-                    if let Err(err) = config_edit::add_to_array(&self.config_file, &ALLOWLIST_KEYS, key) {
+                    if let Err(err) =
+                        config_edit::add_to_array(&self.config_file, &ALLOWLIST_KEYS, key)
+                    {
                         tracing::warn!(%err, key, "could not save the approval to config.toml");
                         saved.push(format!(" (not saved: {err})"));
                     }

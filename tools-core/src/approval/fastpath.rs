@@ -42,8 +42,13 @@ pub(crate) fn parse(text: &str) -> Option<Vec<Vec<Cmd<'_>>>> {
         let b = bytes[i];
         match b {
             b' ' | b'\t' => i += 1,
-            b'\n' | b';' | b'&' if !(b == b'&' && matches!(bytes.get(i + 1), Some(b'&') | Some(b'>'))) => {
-                let empty = cmd.args.is_empty() && cmd.writes.is_empty() && cmd.input.is_none() && !has_prefix;
+            b'\n' | b';' | b'&'
+                if !(b == b'&' && matches!(bytes.get(i + 1), Some(b'&') | Some(b'>'))) =>
+            {
+                let empty = cmd.args.is_empty()
+                    && cmd.writes.is_empty()
+                    && cmd.input.is_none()
+                    && !has_prefix;
                 if empty {
                     // A newline may end a blank line or follow `|`, `&&`, `||`; a `;` or `&`
                     // with no command before it is a syntax error.
@@ -173,11 +178,16 @@ fn is_delimiter(b: u8) -> bool {
 
 /// Bytes the subset does not allow outside single quotes.
 fn is_rejected(b: u8) -> bool {
-    matches!(b, b'$' | b'`' | b'\\' | b'(' | b')' | b'{' | b'}' | b'!') || !(0x20..0x7f).contains(&b)
+    matches!(b, b'$' | b'`' | b'\\' | b'(' | b')' | b'{' | b'}' | b'!')
+        || !(0x20..0x7f).contains(&b)
 }
 
 /// Read one word starting at `start`: (value after quote removal, raw text, next index).
-fn read_word<'a>(bytes: &[u8], text: &'a str, start: usize) -> Option<(Cow<'a, str>, &'a str, usize)> {
+fn read_word<'a>(
+    bytes: &[u8],
+    text: &'a str,
+    start: usize,
+) -> Option<(Cow<'a, str>, &'a str, usize)> {
     let mut i = start;
     let mut owned: Option<String> = None;
     // Start of the pending unquoted run, for copying into `owned`.
@@ -193,7 +203,10 @@ fn read_word<'a>(bytes: &[u8], text: &'a str, start: usize) -> Option<(Cow<'a, s
                 buf.push_str(&text[run..i]);
                 let close = bytes[i + 1..].iter().position(|&c| c == b'\'')? + i + 1;
                 let inner = &bytes[i + 1..close];
-                if inner.iter().any(|&c| !(0x20..0x7f).contains(&c) && c != b'\n' && c != b'\t') {
+                if inner
+                    .iter()
+                    .any(|&c| !(0x20..0x7f).contains(&c) && c != b'\n' && c != b'\t')
+                {
                     return None;
                 }
                 buf.push_str(&text[i + 1..close]);
@@ -205,10 +218,10 @@ fn read_word<'a>(bytes: &[u8], text: &'a str, start: usize) -> Option<(Cow<'a, s
                 buf.push_str(&text[run..i]);
                 let close = bytes[i + 1..].iter().position(|&c| c == b'"')? + i + 1;
                 let inner = &bytes[i + 1..close];
-                if inner
-                    .iter()
-                    .any(|&c| matches!(c, b'$' | b'`' | b'\\') || (!(0x20..0x7f).contains(&c) && c != b'\n' && c != b'\t'))
-                {
+                if inner.iter().any(|&c| {
+                    matches!(c, b'$' | b'`' | b'\\')
+                        || (!(0x20..0x7f).contains(&c) && c != b'\n' && c != b'\t')
+                }) {
                     return None;
                 }
                 buf.push_str(&text[i + 1..close]);
@@ -252,7 +265,11 @@ fn redirect<'a>(bytes: &[u8], text: &'a str, mut i: usize, cmd: &mut Cmd<'a>) ->
             dup = true;
             i += 2;
         }
-        (Some(b'>'), Some(b'|'), _) | (Some(b'<'), Some(b'>'), _) | (Some(b'<'), Some(b'<'), _) | (Some(b'<'), Some(b'('), _) | (Some(b'>'), Some(b'('), _) => {
+        (Some(b'>'), Some(b'|'), _)
+        | (Some(b'<'), Some(b'>'), _)
+        | (Some(b'<'), Some(b'<'), _)
+        | (Some(b'<'), Some(b'('), _)
+        | (Some(b'>'), Some(b'('), _) => {
             return None;
         }
         (Some(b'<'), Some(b'&'), _) => {
@@ -327,7 +344,12 @@ mod tests {
         assert_eq!(
             shape("git commit -m \"rm -rf x\" && ls 'a b'|wc -l"),
             Some(vec![
-                vec![vec!["git".to_string(), "commit".into(), "-m".into(), "rm -rf x".into()]],
+                vec![vec![
+                    "git".to_string(),
+                    "commit".into(),
+                    "-m".into(),
+                    "rm -rf x".into()
+                ]],
                 vec![
                     vec!["ls".to_string(), "a b".into()],
                     vec!["wc".to_string(), "-l".into()]
@@ -336,11 +358,24 @@ mod tests {
         );
         assert_eq!(
             shape("cargo test 2>&1 >out.txt # done"),
-            Some(vec![vec![vec!["cargo".to_string(), "test".into(), ">out.txt".into()]]])
+            Some(vec![vec![vec![
+                "cargo".to_string(),
+                "test".into(),
+                ">out.txt".into()
+            ]]])
         );
-        assert_eq!(shape("A=1 B=2 make"), Some(vec![vec![vec!["make".to_string()]]]));
+        assert_eq!(
+            shape("A=1 B=2 make"),
+            Some(vec![vec![vec!["make".to_string()]]])
+        );
         assert_eq!(shape(""), Some(vec![]));
-        assert_eq!(shape("ls;\n\nls &"), Some(vec![vec![vec!["ls".to_string()]], vec![vec!["ls".to_string()]]]));
+        assert_eq!(
+            shape("ls;\n\nls &"),
+            Some(vec![
+                vec![vec!["ls".to_string()]],
+                vec![vec!["ls".to_string()]]
+            ])
+        );
     }
 
     #[test]

@@ -75,7 +75,6 @@ mod prompt {
         None
     }
 }
-pub mod rules;
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
@@ -84,6 +83,7 @@ mod oracle_tests;
 mod prop_tests;
 #[cfg(test)]
 mod rule_tests;
+pub mod rules;
 mod settings;
 mod shell;
 mod smart;
@@ -92,8 +92,8 @@ mod verdict;
 mod wrappers;
 
 pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser};
-pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use engine::{ALLOWLIST_KEYS, ApprovalEngine, messages};
+pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};
 pub use smart::{SmartApprover, SmartVerdict};

@@ -8,23 +8,37 @@ use super::detect::detect;
 /// Where we knowingly differ, by command shape: (prefix, Hermes dangerous, ours).
 const KNOWN_DIFFERENCES: &[(&str, bool, bool, &str)] = &[
     // Hermes flags every `python -c` ("script execution via -e/-c flag"); we read the code.
-    ("python -c 'print(1+1)'", true, false, "inline code without side effects"),
+    (
+        "python -c 'print(1+1)'",
+        true,
+        false,
+        "inline code without side effects",
+    ),
     // Hermes has no rule for removing the crontab (issue 4 lists it as a gap).
     ("crontab -r", false, true, "crontab removal"),
     // Hermes does not look at secret reads; danger.py lists it as a dangerous template.
-    ("cat ~/.ssh/id_rsa", false, true, "reading an SSH private key"),
+    (
+        "cat ~/.ssh/id_rsa",
+        false,
+        true,
+        "reading an SSH private key",
+    ),
 ];
 
 #[test]
 fn agrees_with_hermes_except_where_hermes_is_wrong() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/hermes-oracle.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/data/hermes-oracle.jsonl"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let mut compared = 0;
     let mut differences = 0;
     for line in text.lines() {
         let record: serde_json::Value = serde_json::from_str(line).unwrap();
         let command = record["command"].as_str().unwrap();
-        let hermes_dangerous = record["dangerous"].as_bool().unwrap() || record["hardline"].as_bool().unwrap();
+        let hermes_dangerous =
+            record["dangerous"].as_bool().unwrap() || record["hardline"].as_bool().unwrap();
         let hermes_hardline = record["hardline"].as_bool().unwrap();
         let ours = detect(command);
         compared += 1;

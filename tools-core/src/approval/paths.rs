@@ -139,7 +139,9 @@ fn is_raw_device_name(name: &str) -> bool {
             return true;
         }
     }
-    for prefix in ["nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop", "nbd", "sr"] {
+    for prefix in [
+        "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop", "nbd", "sr",
+    ] {
         if let Some(rest) = name.strip_prefix(prefix)
             && !rest.is_empty()
             && rest.as_bytes()[0].is_ascii_digit()
@@ -195,13 +197,14 @@ pub(crate) fn classify(path: &str, dynamic: bool) -> PathClass {
     }
     if first == "usr" && parts.len() <= 3 {
         let second = parts[1];
-        if (USR_DIRS.contains(&second) || has_glob(second))
-            && (parts.len() == 2 || parts[2] == "*")
+        if (USR_DIRS.contains(&second) || has_glob(second)) && (parts.len() == 2 || parts[2] == "*")
         {
             return PathClass::SystemDir;
         }
     }
-    if (first == "home" || first == "Users") && (parts.len() == 2 || (parts.len() == 3 && parts[2] == "*")) {
+    if (first == "home" || first == "Users")
+        && (parts.len() == 2 || (parts.len() == 3 && parts[2] == "*"))
+    {
         return PathClass::Home;
     }
     if first == "dev" {
@@ -251,9 +254,7 @@ fn classify_home(parts: &[&str]) -> PathClass {
         | [".cargo", "credentials" | "credentials.toml"]
         | [".config", "fish", "config.fish"]
         | [".config", "gh", "hosts.yml"] => PathClass::Sensitive,
-        [".config", "toolhost", ..] | [".hermes", "config.yaml" | ".env"] => {
-            PathClass::AgentConfig
-        }
+        [".config", "toolhost", ..] | [".hermes", "config.yaml" | ".env"] => PathClass::AgentConfig,
         _ => classify_relative(parts.last().copied().unwrap_or_default()),
     }
 }
@@ -368,10 +369,21 @@ mod tests {
 
     #[test]
     fn secret_files() {
-        for p in ["~/.ssh/id_rsa", "/root/.ssh/id_ed25519", "~/.aws/credentials", "/etc/shadow", "~/.netrc"] {
+        for p in [
+            "~/.ssh/id_rsa",
+            "/root/.ssh/id_ed25519",
+            "~/.aws/credentials",
+            "/etc/shadow",
+            "~/.netrc",
+        ] {
             assert!(is_secret_file(p), "{p}");
         }
-        for p in ["~/.ssh/id_rsa.pub", "~/.ssh/known_hosts", "README.md", "/etc/hosts"] {
+        for p in [
+            "~/.ssh/id_rsa.pub",
+            "~/.ssh/known_hosts",
+            "README.md",
+            "/etc/hosts",
+        ] {
             assert!(!is_secret_file(p), "{p}");
         }
     }

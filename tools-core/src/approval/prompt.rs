@@ -121,7 +121,10 @@ fn read_choice(tty: &mut File, request: &ApprovalRequest, deadline: Instant) -> 
     loop {
         let now = Instant::now();
         if now >= deadline {
-            return (Choice::Timeout, "\r\n      ⏱ Timeout - denying command\r\n".into());
+            return (
+                Choice::Timeout,
+                "\r\n      ⏱ Timeout - denying command\r\n".into(),
+            );
         }
         let left = deadline - now;
         let timespec = Timespec {
@@ -141,7 +144,12 @@ fn read_choice(tty: &mut File, request: &ApprovalRequest, deadline: Instant) -> 
         }
         let mut byte = [0u8; 1];
         match tty.read(&mut byte) {
-            Ok(0) => return (Choice::Deny { reason: None }, "\r\n      (EOF) denied\r\n".into()),
+            Ok(0) => {
+                return (
+                    Choice::Deny { reason: None },
+                    "\r\n      (EOF) denied\r\n".into(),
+                );
+            }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => return (Choice::Deny { reason: None }, "\r\n".into()),
@@ -155,9 +163,17 @@ fn read_choice(tty: &mut File, request: &ApprovalRequest, deadline: Instant) -> 
                 };
                 return (choice, format!("\r\n      → {label}\r\n"));
             }
-            0x03 => return (Choice::Deny { reason: None }, "^C\r\n      denied\r\n".into()),
+            0x03 => {
+                return (
+                    Choice::Deny { reason: None },
+                    "^C\r\n      denied\r\n".into(),
+                );
+            }
             0x04 if line.is_empty() => {
-                return (Choice::Deny { reason: None }, "^D\r\n      denied\r\n".into());
+                return (
+                    Choice::Deny { reason: None },
+                    "^D\r\n      denied\r\n".into(),
+                );
             }
             0x1b => return (Choice::Deny { reason: None }, "\r\n      denied\r\n".into()),
             0x7f | 0x08 => {

@@ -18,7 +18,10 @@ const DANGEROUS: &[(&[&str], &str)] = &[
     (&["reboot"], "hardline.shutdown"),
     (&["chmod", "777", "shared"], "fs.world_writable"),
     (&["chown", "-R", "root", "/srv"], "fs.chown_root_recursive"),
-    (&["git", "push", "--force", "origin", "main"], "git.force_push"),
+    (
+        &["git", "push", "--force", "origin", "main"],
+        "git.force_push",
+    ),
     (&["git", "reset", "--hard"], "git.reset_hard"),
     (&["git", "branch", "-D", "old"], "git.branch_force_delete"),
     (&["git", "clean", "-fdx"], "git.clean_force"),
@@ -63,7 +66,10 @@ fn fullwidth(word: &str) -> String {
 /// Obfuscate one word (`kind` picks how) the way a shell still reads as the same word.
 fn obfuscate_word(word: &str, kind: u8, pos: usize) -> String {
     let n = word.chars().count().max(1);
-    let cut = word.char_indices().nth(pos % n).map_or(word.len(), |(i, _)| i);
+    let cut = word
+        .char_indices()
+        .nth(pos % n)
+        .map_or(word.len(), |(i, _)| i);
     let (a, b) = word.split_at(cut);
     // A word with spaces must stay one word: only whole-word quoting keeps it so.
     let kind = if word.contains(' ') { kind % 2 } else { kind };
@@ -184,7 +190,10 @@ proptest! {
 /// reads most of the mix.
 #[test]
 fn fastpath_matches_parser_on_the_corpus() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/danger-corpus.txt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/data/danger-corpus.txt"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let mut distinct: Vec<&str> = text.lines().collect();
     distinct.sort_unstable();
@@ -196,5 +205,9 @@ fn fastpath_matches_parser_on_the_corpus() {
         assert_eq!(fast.rule_keys(), full.rule_keys(), "{command:?}");
         fast_count += usize::from(used_fast);
     }
-    assert!(fast_count * 2 > distinct.len(), "fast path read only {fast_count} of {}", distinct.len());
+    assert!(
+        fast_count * 2 > distinct.len(),
+        "fast path read only {fast_count} of {}",
+        distinct.len()
+    );
 }

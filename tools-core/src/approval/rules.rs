@@ -136,7 +136,12 @@ mod tests {
                 "{}",
                 rule.key
             );
-            assert_eq!(rule.hardline, rule.key.starts_with("hardline."), "{}", rule.key);
+            assert_eq!(
+                rule.hardline,
+                rule.key.starts_with("hardline."),
+                "{}",
+                rule.key
+            );
         }
         assert_eq!(by_key("fs.recursive_delete"), Some(&RM_RECURSIVE));
         assert_eq!(by_key("nope"), None);

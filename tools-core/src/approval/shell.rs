@@ -153,7 +153,10 @@ fn compound_command(
             compound_list(az, &f.body.list, stdin)
         }
         C::ArithmeticForClause(f) => {
-            for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+            for e in [&f.initializer, &f.condition, &f.updater]
+                .into_iter()
+                .flatten()
+            {
                 arithmetic(az, &e.value);
             }
             compound_list(az, &f.body.list, stdin)
@@ -315,7 +318,8 @@ fn redirect(az: &mut Analyzer, r: &ast::IoRedirect, cmd: &mut Cmd<'static>) {
             (K::Write | K::Append | K::Clobber | K::ReadAndWrite, T::Filename(w))
             | (K::DuplicateOutput, T::Filename(w) | T::Duplicate(w)) => {
                 for arg in words(az, w) {
-                    let is_fd = arg.as_str() == "-" || arg.as_str().bytes().all(|b| b.is_ascii_digit());
+                    let is_fd =
+                        arg.as_str() == "-" || arg.as_str().bytes().all(|b| b.is_ascii_digit());
                     if !(matches!(kind, K::DuplicateOutput) && is_fd) {
                         cmd.writes.push(arg);
                     }
@@ -446,7 +450,8 @@ fn pieces(
             WordPiece::Text(t) => acc.push(t),
             WordPiece::SingleQuotedText(t) => acc.push(t),
             WordPiece::AnsiCQuotedText(t) => acc.push(&decode_ansi_c(t)),
-            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
                 acc.started = true;
                 // Offsets of inner pieces are relative to the same source string.
                 self::pieces(az, source, inner, true, acc);
@@ -497,8 +502,7 @@ fn parameter(az: &mut Analyzer, expr: &ParameterExpr, raw: &str, quoted: bool, a
         return;
     }
     let is_ifs = match expr {
-        ParameterExpr::Parameter { parameter, .. }
-        | ParameterExpr::Substring { parameter, .. } => {
+        ParameterExpr::Parameter { parameter, .. } | ParameterExpr::Substring { parameter, .. } => {
             matches!(parameter, word::Parameter::Named(n) if n == "IFS")
         }
         _ => false,

@@ -81,7 +81,10 @@ impl Verdict {
 
     /// Every distinct rule key that fired.
     pub fn rule_keys(&self) -> Vec<String> {
-        self.findings.iter().map(|f| f.rule.key.to_string()).collect()
+        self.findings
+            .iter()
+            .map(|f| f.rule.key.to_string())
+            .collect()
     }
 
     /// All descriptions joined with "; " (for prompts).
@@ -131,6 +134,9 @@ mod tests {
             serde_json::json!({"dangerous": true, "hardline": true,
                 "description": "recursive delete of root filesystem", "rule": "hardline.rm_root"})
         );
-        assert_eq!(v.rule_keys(), vec!["hardline.rm_root", "fs.recursive_delete"]);
+        assert_eq!(
+            v.rule_keys(),
+            vec!["hardline.rm_root", "fs.recursive_delete"]
+        );
     }
 }

@@ -71,9 +71,7 @@ fn table(name: &str) -> Option<Wrapper> {
         },
         "nice" => w("n", &["adjustment"], 0),
         "nohup" | "setsid" | "builtin" | "unbuffer" | "caffeinate" | "torsocks" | "tini"
-        | "dumb-init" | "catchsegv" | "firejail" | "proxychains" | "proxychains4" => {
-            w("f", &[], 0)
-        }
+        | "dumb-init" | "catchsegv" | "firejail" | "proxychains" | "proxychains4" => w("f", &[], 0),
         "stdbuf" => w("ioe", &["input", "output", "error"], 0),
         "ionice" => w("cnt", &["class", "classdata"], 0),
         "chrt" => w("T", &["sched-runtime", "sched-deadline", "sched-period"], 1),
@@ -86,7 +84,11 @@ fn table(name: &str) -> Option<Wrapper> {
         "gosu" | "su-exec" => w("", &[], 1),
         "nsenter" | "unshare" => w("tSGw", &["target", "setuid", "setgid", "wd"], 0),
         "strace" | "ltrace" => w("oepsuEaOSPIbX", &["output"], 0),
-        "xvfb-run" => w("nsfep", &["server-num", "server-args", "auth-file", "error-file"], 0),
+        "xvfb-run" => w(
+            "nsfep",
+            &["server-num", "server-args", "auth-file", "error-file"],
+            0,
+        ),
         "systemd-run" => w(
             "upEMH",
             &[
@@ -207,12 +209,28 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
     let spec = match name {
         "su" | "runuser" => OptSpec {
             short_with_value: "cgGsuw",
-            long_with_value: &["command", "group", "supp-group", "shell", "user", "whitelist-environment"],
+            long_with_value: &[
+                "command",
+                "group",
+                "supp-group",
+                "shell",
+                "user",
+                "whitelist-environment",
+            ],
             stop_at_operand: false,
         },
         "script" => OptSpec {
             short_with_value: "cEIOBTmo",
-            long_with_value: &["command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"],
+            long_with_value: &[
+                "command",
+                "echo",
+                "log-in",
+                "log-out",
+                "log-io",
+                "log-timing",
+                "logging-format",
+                "output-limit",
+            ],
             stop_at_operand: false,
         },
         "flock" => OptSpec {
@@ -248,12 +266,14 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
                 None => Unwrap::Done,
             }
         }
-        "su" if options::first_operand(&items).is_none_or(|i| {
-            rest[i].as_str() == "root" || rest[i].as_str() == "-"
-        }) =>
+        "su" if options::first_operand(&items)
+            .is_none_or(|i| rest[i].as_str() == "root" || rest[i].as_str() == "-") =>
         {
             // An interactive root shell.
-            az.flag(Finding::with(&rules::SUDO_FLAG, "interactive root shell (su)"));
+            az.flag(Finding::with(
+                &rules::SUDO_FLAG,
+                "interactive root shell (su)",
+            ));
             Unwrap::Done
         }
         _ => Unwrap::Done,

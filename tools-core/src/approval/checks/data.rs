@@ -42,7 +42,10 @@ pub(crate) fn sql(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
     for a in &args[1..] {
         let text = a.as_str();
         // `--command=...`, `--execute=...`, `--query=...`
-        let text = text.split_once('=').filter(|(k, _)| k.starts_with("--")).map_or(text, |(_, v)| v);
+        let text = text
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with("--"))
+            .map_or(text, |(_, v)| v);
         for rule in scan_sql(text) {
             az.flag_rule(rule);
         }
@@ -57,7 +60,10 @@ pub(crate) fn sql(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
 /// The destructive statements in `text`.
 pub(crate) fn scan_sql(text: &str) -> Vec<&'static Rule> {
     let mut found = Vec::new();
-    if !text.bytes().any(|b| matches!(b | 0x20, b'd' | b't' | b'u' | b'a')) {
+    if !text
+        .bytes()
+        .any(|b| matches!(b | 0x20, b'd' | b't' | b'u' | b'a'))
+    {
         return found;
     }
     for statement in statements(text) {
@@ -134,7 +140,8 @@ fn statements(text: &str) -> Vec<String> {
 
 /// `redis-cli FLUSHALL`, `echo flushdb | redis-cli`.
 pub(crate) fn redis(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
-    let is_flush = |w: &str| w.eq_ignore_ascii_case("flushall") || w.eq_ignore_ascii_case("flushdb");
+    let is_flush =
+        |w: &str| w.eq_ignore_ascii_case("flushall") || w.eq_ignore_ascii_case("flushdb");
     let in_stdin = match stdin {
         Source::Literal(text) => text.split_whitespace().any(is_flush),
         _ => false,
@@ -175,7 +182,10 @@ mod tests {
             ("delete from sessions;", &["db.sql_delete_without_where"]),
             ("DELETE FROM s WHERE id = 1", &[]),
             ("delete from s\nwhere id = 1", &[]),
-            ("UPDATE users SET admin = true", &["db.sql_update_without_where"]),
+            (
+                "UPDATE users SET admin = true",
+                &["db.sql_update_without_where"],
+            ),
             ("UPDATE users SET admin = true WHERE id = 3", &[]),
             ("SELECT * FROM t WHERE note = 'drop table x'", &[]),
             ("select 1; -- drop table x", &[]),

@@ -97,17 +97,15 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
         return;
     }
     match operand {
-        Some(script) if !stdin_flag => {
-            match &script.taint {
-                Some(Source::Remote) => az.flag_rule(&rules::REMOTE_PROCSUB),
-                Some(_) => az.flag_rule(&rules::DECODED_TO_SHELL),
-                None => {
-                    if script.as_str() == "/dev/stdin" {
-                        stdin_code(az, stdin, None);
-                    }
+        Some(script) if !stdin_flag => match &script.taint {
+            Some(Source::Remote) => az.flag_rule(&rules::REMOTE_PROCSUB),
+            Some(_) => az.flag_rule(&rules::DECODED_TO_SHELL),
+            None => {
+                if script.as_str() == "/dev/stdin" {
+                    stdin_code(az, stdin, None);
                 }
             }
-        }
+        },
         _ => stdin_code(az, stdin, None),
     }
 }
@@ -216,9 +214,9 @@ pub(crate) fn echo(args: &[Arg<'_>]) -> Source {
 pub(crate) fn decodes(name: &str, args: &[Arg<'_>]) -> bool {
     let has = |flags: &[&str]| args[1..].iter().any(|a| flags.contains(&a.as_str()));
     let in_bundle = |c: char| {
-        args[1..]
-            .iter()
-            .any(|a| a.as_str().starts_with('-') && !a.as_str().starts_with("--") && a.as_str().contains(c))
+        args[1..].iter().any(|a| {
+            a.as_str().starts_with('-') && !a.as_str().starts_with("--") && a.as_str().contains(c)
+        })
     };
     match name {
         "base64" => has(&["-d", "--decode", "-D"]) || in_bundle('d'),
@@ -231,10 +229,9 @@ pub(crate) fn decodes(name: &str, args: &[Arg<'_>]) -> bool {
 
 /// `cmd /c ...`: Windows deletes, and nested commands (`cmd /c powershell ...`).
 pub(crate) fn windows_cmd(az: &mut Analyzer, args: &[Arg<'_>]) {
-    let Some(pos) = args[1..]
-        .iter()
-        .position(|a| a.as_str().eq_ignore_ascii_case("/c") || a.as_str().eq_ignore_ascii_case("/k"))
-    else {
+    let Some(pos) = args[1..].iter().position(|a| {
+        a.as_str().eq_ignore_ascii_case("/c") || a.as_str().eq_ignore_ascii_case("/k")
+    }) else {
         return;
     };
     let inner = &args[pos + 2..];
@@ -278,7 +275,23 @@ pub(crate) fn powershell(az: &mut Analyzer, args: &[Arg<'_>]) {
             if opt == "f" || opt.len() >= 2 && "file".starts_with(opt) {
                 return;
             }
-            if matches!(opt, "executionpolicy" | "ep" | "windowstyle" | "w" | "configurationname" | "workingdirectory" | "wd" | "outputformat" | "of" | "inputformat" | "if" | "psconsolefile" | "version" | "v") {
+            if matches!(
+                opt,
+                "executionpolicy"
+                    | "ep"
+                    | "windowstyle"
+                    | "w"
+                    | "configurationname"
+                    | "workingdirectory"
+                    | "wd"
+                    | "outputformat"
+                    | "of"
+                    | "inputformat"
+                    | "if"
+                    | "psconsolefile"
+                    | "version"
+                    | "v"
+            ) {
                 i += 2;
                 continue;
             }
@@ -290,41 +303,134 @@ pub(crate) fn powershell(az: &mut Analyzer, args: &[Arg<'_>]) {
     }
     let text = command.join(" ").to_ascii_lowercase();
     let tokens: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '(' | ')' | '{' | '}' | '\'' | '"'))
+        .split(|c: char| {
+            c.is_whitespace() || matches!(c, ';' | '|' | '(' | ')' | '{' | '}' | '\'' | '"')
+        })
         .filter(|t| !t.is_empty())
         .collect();
     if tokens.iter().any(|t| {
-        matches!(*t, "remove-item" | "rmdir" | "erase" | "del" | "rd" | "ri" | "rm" | "clear-content")
+        matches!(
+            *t,
+            "remove-item" | "rmdir" | "erase" | "del" | "rd" | "ri" | "rm" | "clear-content"
+        )
     }) {
         az.flag_rule(&rules::POWERSHELL_DELETE);
     }
-    if tokens.iter().any(|t| matches!(*t, "invoke-expression" | "iex"))
+    if tokens
+        .iter()
+        .any(|t| matches!(*t, "invoke-expression" | "iex"))
         && (text.contains("downloadstring")
-            || tokens.iter().any(|t| matches!(*t, "iwr" | "irm" | "invoke-webrequest" | "invoke-restmethod" | "curl" | "wget")))
+            || tokens.iter().any(|t| {
+                matches!(
+                    *t,
+                    "iwr" | "irm" | "invoke-webrequest" | "invoke-restmethod" | "curl" | "wget"
+                )
+            }))
     {
         az.flag_rule(&rules::REMOTE_PIPE);
     }
-    if tokens.iter().any(|t| matches!(*t, "stop-computer" | "restart-computer")) {
+    if tokens
+        .iter()
+        .any(|t| matches!(*t, "stop-computer" | "restart-computer"))
+    {
         az.flag_rule(&rules::SHUTDOWN);
     }
-    if tokens.iter().any(|t| matches!(*t, "format-volume" | "clear-disk" | "initialize-disk")) {
+    if tokens
+        .iter()
+        .any(|t| matches!(*t, "format-volume" | "clear-disk" | "initialize-disk"))
+    {
         az.flag_rule(&rules::WIPE_DEVICE);
     }
 }
 
 /// Interpreters: inline code, code on stdin, remote scripts, in-place edits.
 pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) {
-    let Some(lang) = interpreter(name) else { return };
+    let Some(lang) = interpreter(name) else {
+        return;
+    };
     let rest = &args[1..];
     let (code_flags, spec): (&[char], OptSpec) = match lang {
-        Lang::Python => (&['c'], OptSpec { short_with_value: "WXcm", long_with_value: &["check-hash-based-pycs"], stop_at_operand: true }),
-        Lang::Node => (&['e', 'p'], OptSpec { short_with_value: "eprC", long_with_value: &["eval", "print", "require", "import", "loader", "conditions", "title", "input-type", "experimental-loader"], stop_at_operand: true }),
-        Lang::Perl => (&['e', 'E'], OptSpec { short_with_value: "eEIMmx", long_with_value: &[], stop_at_operand: true }),
-        Lang::Ruby => (&['e'], OptSpec { short_with_value: "eICEFKr", long_with_value: &[], stop_at_operand: true }),
-        Lang::Php => (&['r'], OptSpec { short_with_value: "rcdzfBRFE", long_with_value: &[], stop_at_operand: true }),
-        Lang::Lua => (&['e'], OptSpec { short_with_value: "el", long_with_value: &[], stop_at_operand: true }),
-        Lang::R | Lang::AppleScript => (&['e'], OptSpec { short_with_value: "e", long_with_value: &[], stop_at_operand: true }),
-        Lang::Awk => (&[], OptSpec { short_with_value: "Fvfie", long_with_value: &["field-separator", "assign", "file", "include", "source", "exec"], stop_at_operand: true }),
+        Lang::Python => (
+            &['c'],
+            OptSpec {
+                short_with_value: "WXcm",
+                long_with_value: &["check-hash-based-pycs"],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Node => (
+            &['e', 'p'],
+            OptSpec {
+                short_with_value: "eprC",
+                long_with_value: &[
+                    "eval",
+                    "print",
+                    "require",
+                    "import",
+                    "loader",
+                    "conditions",
+                    "title",
+                    "input-type",
+                    "experimental-loader",
+                ],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Perl => (
+            &['e', 'E'],
+            OptSpec {
+                short_with_value: "eEIMmx",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Ruby => (
+            &['e'],
+            OptSpec {
+                short_with_value: "eICEFKr",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Php => (
+            &['r'],
+            OptSpec {
+                short_with_value: "rcdzfBRFE",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Lua => (
+            &['e'],
+            OptSpec {
+                short_with_value: "el",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::R | Lang::AppleScript => (
+            &['e'],
+            OptSpec {
+                short_with_value: "e",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Awk => (
+            &[],
+            OptSpec {
+                short_with_value: "Fvfie",
+                long_with_value: &[
+                    "field-separator",
+                    "assign",
+                    "file",
+                    "include",
+                    "source",
+                    "exec",
+                ],
+                stop_at_operand: true,
+            },
+        ),
         Lang::Deno => (&[], OptSpec::default()),
     };
     if lang == Lang::Deno {
@@ -354,7 +460,12 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
     let in_place = matches!(lang, Lang::Perl | Lang::Ruby)
         && items.iter().any(|i| matches!(i, Item::Short('i', _)));
     let mut ops = options::operands(&items).peekable();
-    if lang == Lang::Awk && !found_code && !items.iter().any(|i| matches!(i, Item::Short('f', _) | Item::Long("file", _))) {
+    if lang == Lang::Awk
+        && !found_code
+        && !items
+            .iter()
+            .any(|i| matches!(i, Item::Short('f', _) | Item::Long("file", _)))
+    {
         if let Some(i) = ops.next() {
             code(az, lang, rest[i].as_str(), false);
             found_code = true;
@@ -381,16 +492,74 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
 
 /// Markers of code that can run processes, delete or write files, or build code.
 const RISKY: &[&str] = &[
-    "os.system", "subprocess", "os.popen", "os.exec", "os.spawn", "os.posix_spawn", "pty.spawn",
-    "shutil.rmtree", "shutil.move", "shutil.chown", "os.remove", "os.unlink", "os.rmdir",
-    "os.removedirs", "os.rename", "os.replace", "os.truncate", "os.chmod", "os.chown", "os.kill",
-    "os.killpg", "os.fork", ".unlink(", ".rmdir(", ".write_text(", ".write_bytes(", "__import__",
-    "importlib", "exec(", "eval(", "compile(", "ctypes", "system(", "popen(", "spawn", "execSync",
-    "execFile", "child_process", "fork", "kill(", "unlink", "rmtree", "rmdir", "rmSync", "rm(",
-    "writeFile", "appendFile", "truncate", "chmod", "chown", "Deno.run", "Deno.Command",
-    "Deno.remove", "Bun.spawn", "Bun.write", "Bun.$", "Function(", "shell_exec", "passthru",
-    "proc_open", "pcntl_", "FileUtils", "File.delete", "File.write", "IO.popen", "Open3",
-    "do shell script", "qx",
+    "os.system",
+    "subprocess",
+    "os.popen",
+    "os.exec",
+    "os.spawn",
+    "os.posix_spawn",
+    "pty.spawn",
+    "shutil.rmtree",
+    "shutil.move",
+    "shutil.chown",
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.removedirs",
+    "os.rename",
+    "os.replace",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "os.kill",
+    "os.killpg",
+    "os.fork",
+    ".unlink(",
+    ".rmdir(",
+    ".write_text(",
+    ".write_bytes(",
+    "__import__",
+    "importlib",
+    "exec(",
+    "eval(",
+    "compile(",
+    "ctypes",
+    "system(",
+    "popen(",
+    "spawn",
+    "execSync",
+    "execFile",
+    "child_process",
+    "fork",
+    "kill(",
+    "unlink",
+    "rmtree",
+    "rmdir",
+    "rmSync",
+    "rm(",
+    "writeFile",
+    "appendFile",
+    "truncate",
+    "chmod",
+    "chown",
+    "Deno.run",
+    "Deno.Command",
+    "Deno.remove",
+    "Bun.spawn",
+    "Bun.write",
+    "Bun.$",
+    "Function(",
+    "shell_exec",
+    "passthru",
+    "proc_open",
+    "pcntl_",
+    "FileUtils",
+    "File.delete",
+    "File.write",
+    "IO.popen",
+    "Open3",
+    "do shell script",
+    "qx",
 ];
 
 static OPEN_FOR_WRITE: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -414,8 +583,12 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
     let mut risky = RISKY.iter().any(|m| text.contains(m))
         || OPEN_FOR_WRITE.as_ref().is_some_and(|re| re.is_match(text));
     if lang == Lang::Awk {
-        risky = text.contains("system(") || text.contains("| \"") || text.contains("|\"") || text.contains("|&")
-            || text.contains("> \"") || text.contains(">\"");
+        risky = text.contains("system(")
+            || text.contains("| \"")
+            || text.contains("|\"")
+            || text.contains("|&")
+            || text.contains("> \"")
+            || text.contains(">\"");
     }
     let backticks = matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php);
     if backticks && text.contains('`') {
@@ -451,7 +624,11 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
         }
     }
     if backticks && let Some(re) = BACKTICKS.as_ref() {
-        payloads.extend(re.captures_iter(text).filter_map(|c| c.get(1)).map(|m| m.as_str().to_string()));
+        payloads.extend(
+            re.captures_iter(text)
+                .filter_map(|c| c.get(1))
+                .map(|m| m.as_str().to_string()),
+        );
     }
     for payload in payloads {
         let unescaped = payload.replace("\\\"", "\"").replace("\\'", "'");
@@ -473,11 +650,111 @@ pub(crate) fn alias(az: &mut Analyzer, args: &[Arg<'_>]) {
 /// --use-compress-program/--checkpoint-action=exec=`.
 pub(crate) fn program_options(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let (short, long): (&'static str, &'static [&'static str]) = match name {
-        "rg" => ("efgjmAtTMBCrE", &["pre", "hostname-bin", "regexp", "file", "glob", "type", "type-not", "max-count", "replace", "encoding", "context", "before-context", "after-context", "max-columns", "threads", "sort", "sortr", "pre-glob", "iglob", "type-add", "color", "colors", "path-separator", "max-depth", "max-filesize", "dfa-size-limit", "regex-size-limit", "engine", "field-match-separator", "field-context-separator", "context-separator"]),
-        "sort" => ("kotSTy", &["compress-program", "key", "output", "field-separator", "buffer-size", "temporary-directory", "parallel", "batch-size", "files0-from", "random-source", "sort"]),
-        "man" => ("PHCMLmSesprRE", &["pager", "html", "config-file", "manpath", "locale", "systems", "extension", "sections", "prompt", "preprocessor", "recode", "encoding"]),
-        "ag" => ("AGBCm", &["pager", "file-search-regex", "ignore", "after", "before", "context", "max-count", "depth"]),
-        "tar" => ("IfCbFHKLNTVXg", &["use-compress-program", "to-command", "file", "directory", "info-script", "new-volume-script", "exclude", "files-from", "exclude-from", "format", "owner", "group", "mode", "mtime", "label", "newer", "transform", "xform"]),
+        "rg" => (
+            "efgjmAtTMBCrE",
+            &[
+                "pre",
+                "hostname-bin",
+                "regexp",
+                "file",
+                "glob",
+                "type",
+                "type-not",
+                "max-count",
+                "replace",
+                "encoding",
+                "context",
+                "before-context",
+                "after-context",
+                "max-columns",
+                "threads",
+                "sort",
+                "sortr",
+                "pre-glob",
+                "iglob",
+                "type-add",
+                "color",
+                "colors",
+                "path-separator",
+                "max-depth",
+                "max-filesize",
+                "dfa-size-limit",
+                "regex-size-limit",
+                "engine",
+                "field-match-separator",
+                "field-context-separator",
+                "context-separator",
+            ],
+        ),
+        "sort" => (
+            "kotSTy",
+            &[
+                "compress-program",
+                "key",
+                "output",
+                "field-separator",
+                "buffer-size",
+                "temporary-directory",
+                "parallel",
+                "batch-size",
+                "files0-from",
+                "random-source",
+                "sort",
+            ],
+        ),
+        "man" => (
+            "PHCMLmSesprRE",
+            &[
+                "pager",
+                "html",
+                "config-file",
+                "manpath",
+                "locale",
+                "systems",
+                "extension",
+                "sections",
+                "prompt",
+                "preprocessor",
+                "recode",
+                "encoding",
+            ],
+        ),
+        "ag" => (
+            "AGBCm",
+            &[
+                "pager",
+                "file-search-regex",
+                "ignore",
+                "after",
+                "before",
+                "context",
+                "max-count",
+                "depth",
+            ],
+        ),
+        "tar" => (
+            "IfCbFHKLNTVXg",
+            &[
+                "use-compress-program",
+                "to-command",
+                "file",
+                "directory",
+                "info-script",
+                "new-volume-script",
+                "exclude",
+                "files-from",
+                "exclude-from",
+                "format",
+                "owner",
+                "group",
+                "mode",
+                "mtime",
+                "label",
+                "newer",
+                "transform",
+                "xform",
+            ],
+        ),
         _ => return,
     };
     let spec = OptSpec {
@@ -492,7 +769,14 @@ pub(crate) fn program_options(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
             ("sort", Item::Long("compress-program", v)) => v,
             ("man", Item::Short('P' | 'H', v) | Item::Long("pager" | "html", v)) => v,
             ("ag", Item::Long("pager", v)) => v,
-            ("tar", Item::Short('I' | 'F', v) | Item::Long("use-compress-program" | "to-command" | "info-script" | "new-volume-script", v)) => v,
+            (
+                "tar",
+                Item::Short('I' | 'F', v)
+                | Item::Long(
+                    "use-compress-program" | "to-command" | "info-script" | "new-volume-script",
+                    v,
+                ),
+            ) => v,
             ("tar", Item::Long("checkpoint-action", Some(v))) => v.strip_prefix("exec="),
             _ => None,
         };

@@ -68,7 +68,12 @@ pub(crate) fn write_target_via(az: &mut Analyzer, target: &Arg<'_>, via: Via) {
         ),
         PathClass::Other => return,
     };
-    if matches!(via, Via::Delete) && matches!(class, PathClass::SystemFile | PathClass::SystemDir | PathClass::Root) {
+    if matches!(via, Via::Delete)
+        && matches!(
+            class,
+            PathClass::SystemFile | PathClass::SystemDir | PathClass::Root
+        )
+    {
         az.flag(Finding::new(&rules::RM_SYSTEM_PATH));
         return;
     }
@@ -86,9 +91,9 @@ pub(crate) fn rm(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let rest = &args[1..];
     let items = options::parse(rest, &RM_SPEC);
     let recursive = name == "rm"
-        && items.iter().any(|item| {
-            matches!(item, Item::Short('r' | 'R', _) | Item::Long("recursive", _))
-        });
+        && items
+            .iter()
+            .any(|item| matches!(item, Item::Short('r' | 'R', _) | Item::Long("recursive", _)));
     for i in options::operands(&items) {
         let target = &rest[i];
         if recursive {
@@ -122,7 +127,15 @@ fn recursive_delete_target(az: &mut Analyzer, target: &Arg<'_>) {
 pub(crate) fn wipe(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let spec = OptSpec {
         short_with_value: if name == "shred" { "nsx" } else { "tolpO" },
-        long_with_value: &["iterations", "size", "random-source", "types", "offset", "length", "step"],
+        long_with_value: &[
+            "iterations",
+            "size",
+            "random-source",
+            "types",
+            "offset",
+            "length",
+            "step",
+        ],
         stop_at_operand: false,
     };
     let rest = &args[1..];
@@ -240,9 +253,23 @@ fn adds_execute(mode: &str) -> bool {
 }
 
 const CHMOD_OPTIONS: &[&str] = &[
-    "-R", "-c", "-f", "-v", "--recursive", "--changes", "--silent", "--quiet", "--verbose",
-    "--preserve-root", "--no-preserve-root", "--dereference", "-h", "--no-dereference", "-H",
-    "-L", "-P",
+    "-R",
+    "-c",
+    "-f",
+    "-v",
+    "--recursive",
+    "--changes",
+    "--silent",
+    "--quiet",
+    "--verbose",
+    "--preserve-root",
+    "--no-preserve-root",
+    "--dereference",
+    "-h",
+    "--no-dereference",
+    "-H",
+    "-L",
+    "-P",
 ];
 
 /// `chmod`: world-writable modes in every spelling; remembers `+x` targets.
@@ -262,7 +289,11 @@ pub(crate) fn chmod(az: &mut Analyzer, args: &[Arg<'_>]) {
             recursive |= w == "-R" || w == "--recursive";
             continue;
         }
-        if !options_done && w.starts_with('-') && w.len() > 2 && w[1..].bytes().all(|b| b"Rcfv".contains(&b)) {
+        if !options_done
+            && w.starts_with('-')
+            && w.len() > 2
+            && w[1..].bytes().all(|b| b"Rcfv".contains(&b))
+        {
             recursive |= w.contains('R');
             continue;
         }
@@ -294,7 +325,14 @@ pub(crate) fn chmod(az: &mut Analyzer, args: &[Arg<'_>]) {
 pub(crate) fn mode_option(az: &mut Analyzer, args: &[Arg<'_>], short_with_value: &'static str) {
     let spec = OptSpec {
         short_with_value,
-        long_with_value: &["mode", "group", "owner", "suffix", "target-directory", "context"],
+        long_with_value: &[
+            "mode",
+            "group",
+            "owner",
+            "suffix",
+            "target-directory",
+            "context",
+        ],
         stop_at_operand: false,
     };
     let items = options::parse(&args[1..], &spec);
@@ -323,7 +361,11 @@ pub(crate) fn chown(az: &mut Analyzer, args: &[Arg<'_>]) {
         return;
     }
     if let Some(owner) = options::first_operand(&items).map(|i| rest[i].as_str())
-        && (owner.starts_with("root") || owner == "0" || owner.starts_with("0:") || owner.starts_with(":root") || owner.starts_with(":0"))
+        && (owner.starts_with("root")
+            || owner == "0"
+            || owner.starts_with("0:")
+            || owner.starts_with(":root")
+            || owner.starts_with(":0"))
     {
         az.flag_rule(&rules::CHOWN_ROOT);
     }
@@ -351,7 +393,28 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let spec = match name {
         "rsync" => OptSpec {
             short_with_value: "eBfTM",
-            long_with_value: &["rsh", "rsync-path", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "compare-dest", "copy-dest", "link-dest", "backup-dir", "suffix", "chmod", "chown", "port", "password-file", "log-file", "out-format"],
+            long_with_value: &[
+                "rsh",
+                "rsync-path",
+                "filter",
+                "exclude",
+                "include",
+                "exclude-from",
+                "include-from",
+                "files-from",
+                "temp-dir",
+                "compare-dest",
+                "copy-dest",
+                "link-dest",
+                "backup-dir",
+                "suffix",
+                "chmod",
+                "chown",
+                "port",
+                "password-file",
+                "log-file",
+                "out-format",
+            ],
             stop_at_operand: false,
         },
         "scp" => OptSpec {
@@ -361,7 +424,14 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
         },
         _ => OptSpec {
             short_with_value: "tSmgo",
-            long_with_value: &["target-directory", "suffix", "mode", "group", "owner", "context"],
+            long_with_value: &[
+                "target-directory",
+                "suffix",
+                "mode",
+                "group",
+                "owner",
+                "context",
+            ],
             stop_at_operand: false,
         },
     };
@@ -369,7 +439,9 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let items = options::parse(rest, &spec);
     for item in &items {
         match item {
-            Item::Short('e', Some(cmd)) | Item::Long("rsh" | "rsync-path", Some(cmd)) if name == "rsync" => {
+            Item::Short('e', Some(cmd)) | Item::Long("rsh" | "rsync-path", Some(cmd))
+                if name == "rsync" =>
+            {
                 az.script(cmd);
             }
             Item::Short('S', Some(cmd)) if name == "scp" => {
@@ -385,7 +457,10 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let ops: Vec<usize> = options::operands(&items).collect();
     let (sources, dest): (&[usize], Option<Arg<'_>>) = match target_dir {
         Some(dir) => (&ops[..], Some(Arg::literal(dir))),
-        None if ops.len() >= 2 => (&ops[..ops.len() - 1], Some(rest[ops[ops.len() - 1]].clone())),
+        None if ops.len() >= 2 => (
+            &ops[..ops.len() - 1],
+            Some(rest[ops[ops.len() - 1]].clone()),
+        ),
         None => (&ops[..], None),
     };
     if let Some(dest) = dest {
@@ -480,7 +555,11 @@ pub(crate) fn upload(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
             .or_else(|| w.strip_prefix('@'))
             .or_else(|| w.strip_prefix("--post-file="))
             .or_else(|| w.strip_prefix("--upload-file="))
-            .or(if matches!(prev, "-T" | "--upload-file" | "--post-file") { Some(w) } else { None });
+            .or(if matches!(prev, "-T" | "--upload-file" | "--post-file") {
+                Some(w)
+            } else {
+                None
+            });
         if value.is_some_and(paths::is_secret_file) {
             az.flag_rule(&rules::SECRET_READ);
         }
@@ -503,7 +582,10 @@ pub(crate) fn upload(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
 /// Partitioning tools acting on a device (not just listing).
 pub(crate) fn partition(az: &mut Analyzer, args: &[Arg<'_>]) {
     let rest = &args[1..];
-    if rest.iter().any(|a| matches!(a.as_str(), "-l" | "--list" | "print" | "-p" | "--print")) {
+    if rest
+        .iter()
+        .any(|a| matches!(a.as_str(), "-l" | "--list" | "print" | "-p" | "--print"))
+    {
         return;
     }
     if rest
@@ -519,7 +601,10 @@ pub(crate) fn is_mkfs(name: &str) -> bool {
     name == "mkfs"
         || name.starts_with("mkfs.")
         || name.starts_with("newfs")
-        || matches!(name, "mke2fs" | "mkswap" | "mkdosfs" | "mkntfs" | "mkexfatfs" | "mkfs_msdos")
+        || matches!(
+            name,
+            "mke2fs" | "mkswap" | "mkdosfs" | "mkntfs" | "mkexfatfs" | "mkfs_msdos"
+        )
 }
 
 /// Formatting a device is hardline; formatting an image file is dangerous.
@@ -554,10 +639,25 @@ mod tests {
 
     #[test]
     fn world_writable_modes() {
-        for mode in ["777", "0777", "1777", "666", "0666", "002", "o+w", "a+w", "a+rwx", "ugo+rw", "u+x,o+w", "o=rwx", "a=rw", "go+w", "o+r+w"] {
+        for mode in [
+            "777", "0777", "1777", "666", "0666", "002", "o+w", "a+w", "a+rwx", "ugo+rw",
+            "u+x,o+w", "o=rwx", "a=rw", "go+w", "o+r+w",
+        ] {
             assert!(world_writable(mode), "{mode}");
         }
-        for mode in ["755", "0644", "+x", "u+w", "g+w", "o-w", "a-w", "600", "+w", "u=rwx,g=rx,o=r", "7"] {
+        for mode in [
+            "755",
+            "0644",
+            "+x",
+            "u+w",
+            "g+w",
+            "o-w",
+            "a-w",
+            "600",
+            "+w",
+            "u=rwx,g=rx,o=r",
+            "7",
+        ] {
             assert!(!world_writable(mode), "{mode}");
         }
     }

@@ -94,21 +94,27 @@ pub(crate) fn git(az: &mut Analyzer, args: &[Arg<'_>]) {
                 .iter()
                 .any(|i| matches!(i, Item::Short('W', _) | Item::Long("worktree", _)));
             let has_paths = options::first_operand(&items).is_some()
-                || items.iter().any(|i| matches!(i, Item::Long("pathspec-from-file", _)));
+                || items
+                    .iter()
+                    .any(|i| matches!(i, Item::Long("pathspec-from-file", _)));
             if has_paths && (worktree || !staged) {
                 az.flag_rule(&rules::GIT_DISCARD);
             }
         }
         "switch" => {
-            if rest.iter().any(|a| {
-                matches!(a.as_str(), "-f" | "--force" | "--discard-changes")
-            }) {
+            if rest
+                .iter()
+                .any(|a| matches!(a.as_str(), "-f" | "--force" | "--discard-changes"))
+            {
                 az.flag_rule(&rules::GIT_DISCARD);
             }
         }
         "filter-branch" | "filter-repo" => az.flag_rule(&rules::GIT_HISTORY),
         "reflog" => {
-            if rest.first().is_some_and(|a| a.as_str() == "expire" || a.as_str() == "delete") {
+            if rest
+                .first()
+                .is_some_and(|a| a.as_str() == "expire" || a.as_str() == "delete")
+            {
                 az.flag_rule(&rules::GIT_HISTORY);
             }
         }
@@ -145,8 +151,14 @@ fn config_setting(az: &mut Analyzer, setting: &str) {
         az.script(cmd);
     } else if matches!(
         key.as_str(),
-        "core.pager" | "core.sshcommand" | "core.editor" | "core.fsmonitor" | "sequence.editor"
-            | "diff.external" | "core.askpass" | "credential.helper"
+        "core.pager"
+            | "core.sshcommand"
+            | "core.editor"
+            | "core.fsmonitor"
+            | "sequence.editor"
+            | "diff.external"
+            | "core.askpass"
+            | "credential.helper"
     ) || key.starts_with("pager.")
     {
         az.script(value.strip_prefix('!').unwrap_or(value));
@@ -156,7 +168,13 @@ fn config_setting(az: &mut Analyzer, setting: &str) {
 fn push(az: &mut Analyzer, rest: &[Arg<'_>]) {
     let spec = OptSpec {
         short_with_value: "o",
-        long_with_value: &["repo", "receive-pack", "exec", "push-option", "recurse-submodules"],
+        long_with_value: &[
+            "repo",
+            "receive-pack",
+            "exec",
+            "push-option",
+            "recurse-submodules",
+        ],
         stop_at_operand: false,
     };
     let items = options::parse(rest, &spec);
@@ -197,9 +215,12 @@ fn checkout(az: &mut Analyzer, rest: &[Arg<'_>]) {
     let dashdash = rest.iter().position(|a| a.as_str() == "--");
     let before = &rest[..dashdash.unwrap_or(rest.len())];
     let items = options::parse(before, &spec);
-    let force = items
-        .iter()
-        .any(|i| matches!(i, Item::Short('f', _) | Item::Long("force" | "ours" | "theirs", _)));
+    let force = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Short('f', _) | Item::Long("force" | "ours" | "theirs", _)
+        )
+    });
     let paths_after_dashdash = dashdash.is_some_and(|d| d + 1 < rest.len());
     let dot = options::operands(&items).any(|i| {
         let w = before[i].as_str();

@@ -8,14 +8,31 @@ use super::super::rules;
 
 const DOCKER_GLOBAL: OptSpec = OptSpec {
     short_with_value: "HcCl",
-    long_with_value: &["host", "context", "config", "log-level", "tlscacert", "tlscert", "tlskey", "url", "connection", "identity", "root", "runroot", "storage-driver", "cgroup-manager"],
+    long_with_value: &[
+        "host",
+        "context",
+        "config",
+        "log-level",
+        "tlscacert",
+        "tlscert",
+        "tlskey",
+        "url",
+        "connection",
+        "identity",
+        "root",
+        "runroot",
+        "storage-driver",
+        "cgroup-manager",
+    ],
     stop_at_operand: true,
 };
 
 /// The operand words after options (`tool [opts] a b c` → `[a, b, c]`), and their indices.
 fn words<'s>(args: &'s [Arg<'_>], spec: &OptSpec) -> Vec<(usize, &'s str)> {
     let items = options::parse(args, spec);
-    options::operands(&items).map(|i| (i, args[i].as_str())).collect()
+    options::operands(&items)
+        .map(|i| (i, args[i].as_str()))
+        .collect()
 }
 
 fn has_any(args: &[Arg<'_>], flags: &[&str]) -> bool {
@@ -23,7 +40,10 @@ fn has_any(args: &[Arg<'_>], flags: &[&str]) -> bool {
         let w = a.as_str();
         flags.contains(&w)
             || flags.iter().any(|f| {
-                f.len() == 2 && f.starts_with('-') && w.starts_with('-') && !w.starts_with("--")
+                f.len() == 2
+                    && f.starts_with('-')
+                    && w.starts_with('-')
+                    && !w.starts_with("--")
                     && w[1..].contains(&f[1..])
             })
     })
@@ -50,7 +70,11 @@ pub(crate) fn docker(az: &mut Analyzer, args: &[Arg<'_>]) {
             let inner_args = after.get(1..).unwrap_or_default();
             match inner {
                 "prune" => az.flag_rule(&rules::CONTAINER_REMOVE),
-                "rm" | "remove" if sub == "volume" || sub == "network" || has_any(inner_args, &["-f", "--force", "-v", "--volumes"]) => {
+                "rm" | "remove"
+                    if sub == "volume"
+                        || sub == "network"
+                        || has_any(inner_args, &["-f", "--force", "-v", "--volumes"]) =>
+                {
                     az.flag_rule(&rules::CONTAINER_REMOVE)
                 }
                 "stop" | "kill" | "restart" if sub == "container" || sub == "pod" => {
@@ -72,9 +96,10 @@ fn run(az: &mut Analyzer, args: &[Arg<'_>]) {
         let w = a.as_str();
         let mount = match prev {
             "-v" | "--volume" => Some(w),
-            "--mount" => w
-                .split(',')
-                .find_map(|kv| kv.strip_prefix("source=").or_else(|| kv.strip_prefix("src="))),
+            "--mount" => w.split(',').find_map(|kv| {
+                kv.strip_prefix("source=")
+                    .or_else(|| kv.strip_prefix("src="))
+            }),
             _ => w.strip_prefix("--volume=").or_else(|| w.strip_prefix("-v")),
         };
         let host_root = mount.is_some_and(|m| m == "/" || m.starts_with("/:"));
@@ -89,7 +114,16 @@ fn run(az: &mut Analyzer, args: &[Arg<'_>]) {
 pub(crate) fn compose(az: &mut Analyzer, args: &[Arg<'_>]) {
     let spec = OptSpec {
         short_with_value: "fp",
-        long_with_value: &["file", "project-name", "profile", "env-file", "project-directory", "ansi", "progress", "parallel"],
+        long_with_value: &[
+            "file",
+            "project-name",
+            "profile",
+            "env-file",
+            "project-directory",
+            "ansi",
+            "progress",
+            "parallel",
+        ],
         stop_at_operand: true,
     };
     let ws = words(args, &spec);
@@ -114,10 +148,28 @@ pub(crate) fn compose(az: &mut Analyzer, args: &[Arg<'_>]) {
 pub(crate) fn kubectl(az: &mut Analyzer, args: &[Arg<'_>]) {
     let spec = OptSpec {
         short_with_value: "ns",
-        long_with_value: &["namespace", "context", "kubeconfig", "cluster", "user", "server", "token", "as", "as-group", "certificate-authority", "client-certificate", "client-key", "request-timeout", "cache-dir"],
+        long_with_value: &[
+            "namespace",
+            "context",
+            "kubeconfig",
+            "cluster",
+            "user",
+            "server",
+            "token",
+            "as",
+            "as-group",
+            "certificate-authority",
+            "client-certificate",
+            "client-key",
+            "request-timeout",
+            "cache-dir",
+        ],
         stop_at_operand: true,
     };
-    if words(&args[1..], &spec).first().is_some_and(|(_, w)| *w == "delete") {
+    if words(&args[1..], &spec)
+        .first()
+        .is_some_and(|(_, w)| *w == "delete")
+    {
         az.flag_rule(&rules::KUBECTL_DELETE);
     }
 }
@@ -126,7 +178,14 @@ pub(crate) fn kubectl(az: &mut Analyzer, args: &[Arg<'_>]) {
 pub(crate) fn helm(az: &mut Analyzer, args: &[Arg<'_>]) {
     let spec = OptSpec {
         short_with_value: "n",
-        long_with_value: &["namespace", "kube-context", "kubeconfig", "registry-config", "repository-cache", "repository-config"],
+        long_with_value: &[
+            "namespace",
+            "kube-context",
+            "kubeconfig",
+            "registry-config",
+            "repository-cache",
+            "repository-config",
+        ],
         stop_at_operand: true,
     };
     if words(&args[1..], &spec)

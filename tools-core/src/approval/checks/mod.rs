@@ -21,11 +21,55 @@ use super::wrappers::{self, Unwrap};
 /// Commands whose rules fire without any telling argument (`reboot`, `crontab`) are left
 /// out: `$cmd` alone must not read as a reboot.
 const KNOWN: &[&str] = &[
-    "rm", "rmdir", "unlink", "shred", "find", "chmod", "chown", "mkfs", "dd", "cp", "mv",
-    "install", "tee", "sed", "perl", "ruby", "python", "python3", "node", "sh", "bash",
-    "zsh", "dash", "ksh", "eval", "source", ".", "sudo", "env", "xargs", "kill", "pkill",
-    "killall", "systemctl", "service", "git", "docker", "podman", "kubectl", "helm", "terraform", "iptables", "nft",
-    "ufw", "curl", "wget", "wipefs", "mkswap", "cat",
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "find",
+    "chmod",
+    "chown",
+    "mkfs",
+    "dd",
+    "cp",
+    "mv",
+    "install",
+    "tee",
+    "sed",
+    "perl",
+    "ruby",
+    "python",
+    "python3",
+    "node",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "eval",
+    "source",
+    ".",
+    "sudo",
+    "env",
+    "xargs",
+    "kill",
+    "pkill",
+    "killall",
+    "systemctl",
+    "service",
+    "git",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "terraform",
+    "iptables",
+    "nft",
+    "ufw",
+    "curl",
+    "wget",
+    "wipefs",
+    "mkswap",
+    "cat",
 ];
 
 /// Run the rules on one command (argv).
@@ -121,14 +165,14 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         n if exec::interpreter(n).is_some() => exec::inline_code(az, n, args, stdin),
         "alias" => exec::alias(az, args),
         "rg" | "sort" | "man" | "ag" | "tar" => exec::program_options(az, name, args),
-        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "lwp-request"
-        | "nc" | "ncat" | "netcat" | "socat" => {
+        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "lwp-request" | "nc"
+        | "ncat" | "netcat" | "socat" => {
             files::upload(az, name, args);
             return Source::Remote;
         }
         "echo" | "printf" => return exec::echo(args),
-        "base32" | "basenc" | "rev" | "tr" | "openssl" | "gunzip" | "zcat"
-        | "bzcat" | "xzcat" | "uudecode" => {
+        "base32" | "basenc" | "rev" | "tr" | "openssl" | "gunzip" | "zcat" | "bzcat" | "xzcat"
+        | "uudecode" => {
             if *stdin == Source::Remote {
                 return Source::Remote;
             }

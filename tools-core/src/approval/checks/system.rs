@@ -40,8 +40,25 @@ fn is_kill_signal(sig: &str) -> bool {
 /// `pkill` / `killall`: SIGKILL, regex kills, killing the agent itself.
 pub(crate) fn pkill(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let spec = OptSpec {
-        short_with_value: if name == "killall" { "sunoyY" } else { "gGPsuUtFn" },
-        long_with_value: &["signal", "user", "older-than", "younger-than", "context", "ns", "nslist", "group", "parent", "session", "terminal", "pidfile"],
+        short_with_value: if name == "killall" {
+            "sunoyY"
+        } else {
+            "gGPsuUtFn"
+        },
+        long_with_value: &[
+            "signal",
+            "user",
+            "older-than",
+            "younger-than",
+            "context",
+            "ns",
+            "nslist",
+            "group",
+            "parent",
+            "session",
+            "terminal",
+            "pidfile",
+        ],
         stop_at_operand: false,
     };
     let rest = &args[1..];
@@ -112,7 +129,22 @@ const STOP_ACTIONS: &[&str] = &[
 pub(crate) fn systemctl(az: &mut Analyzer, args: &[Arg<'_>]) {
     let spec = OptSpec {
         short_with_value: "HMtpsnoPT",
-        long_with_value: &["host", "machine", "type", "property", "signal", "lines", "output", "state", "kill-whom", "root", "job-mode", "what", "boot-loader-entry", "timestamp"],
+        long_with_value: &[
+            "host",
+            "machine",
+            "type",
+            "property",
+            "signal",
+            "lines",
+            "output",
+            "state",
+            "kill-whom",
+            "root",
+            "job-mode",
+            "what",
+            "boot-loader-entry",
+            "timestamp",
+        ],
         stop_at_operand: false,
     };
     let rest = &args[1..];
@@ -152,7 +184,10 @@ pub(crate) fn service(az: &mut Analyzer, args: &[Arg<'_>]) {
 
 /// `/etc/init.d/NAME ACTION`.
 pub(crate) fn init_script(az: &mut Analyzer, _name: &str, args: &[Arg<'_>]) {
-    if args.get(1).is_some_and(|a| STOP_ACTIONS.contains(&a.as_str())) {
+    if args
+        .get(1)
+        .is_some_and(|a| STOP_ACTIONS.contains(&a.as_str()))
+    {
         az.flag_rule(&rules::SERVICE_STOP);
     }
 }
@@ -193,7 +228,10 @@ pub(crate) fn shutdown(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
 /// `init 0|6`, `telinit 0|6`.
 pub(crate) fn init(az: &mut Analyzer, args: &[Arg<'_>]) {
     if args.get(1).is_some_and(|a| matches!(a.as_str(), "0" | "6")) {
-        az.flag(Finding::with(&rules::SHUTDOWN, "init 0/6 (shutdown/reboot)"));
+        az.flag(Finding::with(
+            &rules::SHUTDOWN,
+            "init 0/6 (shutdown/reboot)",
+        ));
     }
 }
 
@@ -261,10 +299,12 @@ pub(crate) fn crontab(az: &mut Analyzer, args: &[Arg<'_>], _stdin: &Source) {
         az.flag_rule(&rules::CRON_REMOVE);
         return;
     }
-    if items
-        .iter()
-        .any(|i| matches!(i, Item::Short('l' | 'e' | 'T' | 'V' | 'h', _) | Item::Long("help", _)))
-    {
+    if items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Short('l' | 'e' | 'T' | 'V' | 'h', _) | Item::Long("help", _)
+        )
+    }) {
         return;
     }
     az.flag_rule(&rules::CRON_INSTALL);
@@ -279,7 +319,9 @@ pub(crate) fn hermes(az: &mut Analyzer, args: &[Arg<'_>]) {
     };
     let rest = &args[1..];
     let items = options::parse(rest, &spec);
-    let words: Vec<&str> = options::operands(&items).map(|i| rest[i].as_str()).collect();
+    let words: Vec<&str> = options::operands(&items)
+        .map(|i| rest[i].as_str())
+        .collect();
     match words.as_slice() {
         ["update", ..] => az.flag(Finding::with(
             &rules::GATEWAY,
