@@ -82,6 +82,8 @@ mod oracle_tests;
 #[cfg(test)]
 mod prop_tests;
 #[cfg(test)]
+mod rule_table_tests;
+#[cfg(test)]
 mod rule_tests;
 pub mod rules;
 mod settings;

@@ -6,6 +6,7 @@
 //! A command name that is computed at run time (`$cmd -rf /`) or a glob (`/bin/r?`) is
 //! checked as every known command it could be, and the findings of all of them count.
 
+pub(crate) mod code;
 pub(crate) mod data;
 pub(crate) mod exec;
 pub(crate) mod files;
@@ -162,7 +163,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "source" | "." => exec::source(az, args),
         "cmd" => exec::windows_cmd(az, args),
         "powershell" | "pwsh" => exec::powershell(az, args),
-        n if exec::interpreter(n).is_some() => exec::inline_code(az, n, args, stdin),
+        n if code::interpreter(n).is_some() => code::inline_code(az, n, args, stdin),
         "alias" => exec::alias(az, args),
         "rg" | "sort" | "man" | "ag" | "tar" => exec::program_options(az, name, args),
         "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "lwp-request" | "nc"
