@@ -6,7 +6,7 @@
 //! `APPROVAL_CORPUS=FILE`.
 //!
 //! Hermes side: when `HERMES_PY` (default `/work/hermes-venv/bin/python`) and `danger.py`
-//! (`HERMES_DANGER_PY`, default `../shared/bench/python/danger.py` next to the workspace)
+//! (`HERMES_DANGER_PY`, default `shared/bench/python/danger.py` beside the checkout)
 //! exist, the bench first runs `danger.py --json -r 5` and times our detector the same way
 //! (5 timed passes after one warm-up, µs per command, median), then prints both and the
 //! ratio. Criterion's own figures follow (`approval/detect/mix` is one pass over the
@@ -60,11 +60,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn hermes_side_by_side(cmds: &[String]) {
     let python =
         std::env::var("HERMES_PY").unwrap_or_else(|_| "/work/hermes-venv/bin/python".into());
+    // `shared/` sits next to the checkout (`/work/main`, CI's clone) or next to the
+    // worktrees' folder (`/work/wt/NAME`).
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let script = std::env::var_os("HERMES_DANGER_PY")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench/python/danger.py")
-        });
+        .or_else(|| {
+            ["../../shared", "../../../shared"]
+                .iter()
+                .map(|rel| manifest.join(rel).join("bench/python/danger.py"))
+                .find(|p| p.exists())
+        })
+        .unwrap_or_else(|| manifest.join("../../shared/bench/python/danger.py"));
     let ours = median(passes(cmds, 5, detect));
     let ours_full = median(passes(cmds, 5, detect_full_parser));
     println!(
