@@ -61,8 +61,11 @@ struct Fixture {
     _dir: tempfile::TempDir,
     home: Home,
     hooks: Arc<Hooks>,
-    events: Arc<Mutex<Vec<(String, String, Option<String>)>>>,
+    events: Events,
 }
+
+/// (surface, displayed command, choice) per observer call.
+type Events = Arc<Mutex<Vec<(String, String, Option<String>)>>>;
 
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
@@ -284,7 +287,7 @@ fn always_is_persisted_by_rule_key_preserving_comments() {
     )
     .unwrap();
     let human = ScriptedHuman::new(vec![Choice::Always]);
-    let engine = f.engine(settings("manual"), Surfaces::callback(human.clone()));
+    let engine = f.engine(settings("manual"), Surfaces::callback(human));
     assert!(approved(&engine.check(&check("git push --force"))));
     let text = std::fs::read_to_string(&config).unwrap();
     assert!(

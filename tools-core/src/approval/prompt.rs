@@ -176,10 +176,9 @@ fn read_choice(tty: &mut File, request: &ApprovalRequest, deadline: Instant) -> 
                 );
             }
             0x1b => return (Choice::Deny { reason: None }, "\r\n      denied\r\n".into()),
-            0x7f | 0x08 => {
-                if line.pop().is_some() {
-                    let _ = tty.write_all(b"\x08 \x08");
-                }
+            0x7f | 0x08 if !line.is_empty() => {
+                line.pop();
+                let _ = tty.write_all(b"\x08 \x08");
             }
             b if (0x20..0x7f).contains(&b) && line.len() < 32 => {
                 line.push(b as char);

@@ -173,11 +173,10 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
         && !items
             .iter()
             .any(|i| matches!(i, Item::Short('f', _) | Item::Long("file", _)))
+        && let Some(i) = ops.next()
     {
-        if let Some(i) = ops.next() {
-            code(az, lang, rest[i].as_str(), false);
-            found_code = true;
-        }
+        code(az, lang, rest[i].as_str(), false);
+        found_code = true;
     }
     if in_place {
         for i in ops {

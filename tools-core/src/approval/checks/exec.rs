@@ -220,7 +220,8 @@ pub(crate) fn powershell(az: &mut Analyzer, args: &[Arg<'_>]) {
         let w = args[i].as_str();
         let lower = w.to_ascii_lowercase();
         if let Some(opt) = lower.strip_prefix('-') {
-            if opt.len() >= 1 && ("encodedcommand".starts_with(opt) || opt == "ec") && opt != "ex" {
+            if !opt.is_empty() && ("encodedcommand".starts_with(opt) || opt == "ec") && opt != "ex"
+            {
                 az.flag_rule(&rules::POWERSHELL_ENCODED);
                 return;
             }

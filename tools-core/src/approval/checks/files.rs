@@ -463,10 +463,10 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
         ),
         None => (&ops[..], None),
     };
-    if let Some(dest) = dest {
-        if name != "scp" && name != "rsync" || !dest.as_str().contains(':') {
-            write_target_via(az, &dest, Via::Copy);
-        }
+    if let Some(dest) = dest
+        && (name != "scp" && name != "rsync" || !dest.as_str().contains(':'))
+    {
+        write_target_via(az, &dest, Via::Copy);
     }
     for &i in sources {
         let src = &rest[i];

@@ -28,10 +28,10 @@ pub(crate) fn git(az: &mut Analyzer, args: &[Arg<'_>]) {
         if !w.starts_with('-') {
             break;
         }
-        if w == "-c" {
-            if let Some(setting) = args.get(i + 1) {
-                config_setting(az, setting.as_str());
-            }
+        if w == "-c"
+            && let Some(setting) = args.get(i + 1)
+        {
+            config_setting(az, setting.as_str());
         }
         if GLOBAL_WITH_VALUE.contains(&w) && !(w == "--exec-path" || w == "--list-cmds") {
             i += 2;
@@ -42,13 +42,12 @@ pub(crate) fn git(az: &mut Analyzer, args: &[Arg<'_>]) {
     let Some(sub) = args.get(i) else { return };
     let rest = &args[i + 1..];
     match sub.as_str() {
-        "reset" => {
+        "reset"
             if rest
                 .iter()
-                .any(|a| matches!(a.as_str(), "--hard" | "--har" | "--ha"))
-            {
-                az.flag_rule(&rules::GIT_RESET_HARD);
-            }
+                .any(|a| matches!(a.as_str(), "--hard" | "--har" | "--ha")) =>
+        {
+            az.flag_rule(&rules::GIT_RESET_HARD)
         }
         "push" => push(az, rest),
         "clean" => {
@@ -76,13 +75,12 @@ pub(crate) fn git(az: &mut Analyzer, args: &[Arg<'_>]) {
                 az.flag_rule(&rules::GIT_BRANCH_DELETE);
             }
         }
-        "stash" => {
+        "stash"
             if rest
                 .first()
-                .is_some_and(|a| matches!(a.as_str(), "drop" | "clear"))
-            {
-                az.flag_rule(&rules::GIT_STASH_DROP);
-            }
+                .is_some_and(|a| matches!(a.as_str(), "drop" | "clear")) =>
+        {
+            az.flag_rule(&rules::GIT_STASH_DROP)
         }
         "checkout" => checkout(az, rest),
         "restore" => {
@@ -101,27 +99,23 @@ pub(crate) fn git(az: &mut Analyzer, args: &[Arg<'_>]) {
                 az.flag_rule(&rules::GIT_DISCARD);
             }
         }
-        "switch" => {
+        "switch"
             if rest
                 .iter()
-                .any(|a| matches!(a.as_str(), "-f" | "--force" | "--discard-changes"))
-            {
-                az.flag_rule(&rules::GIT_DISCARD);
-            }
+                .any(|a| matches!(a.as_str(), "-f" | "--force" | "--discard-changes")) =>
+        {
+            az.flag_rule(&rules::GIT_DISCARD)
         }
         "filter-branch" | "filter-repo" => az.flag_rule(&rules::GIT_HISTORY),
-        "reflog" => {
+        "reflog"
             if rest
                 .first()
-                .is_some_and(|a| a.as_str() == "expire" || a.as_str() == "delete")
-            {
-                az.flag_rule(&rules::GIT_HISTORY);
-            }
+                .is_some_and(|a| a.as_str() == "expire" || a.as_str() == "delete") =>
+        {
+            az.flag_rule(&rules::GIT_HISTORY)
         }
-        "update-ref" => {
-            if rest.iter().any(|a| a.as_str() == "-d") {
-                az.flag_rule(&rules::GIT_HISTORY);
-            }
+        "update-ref" if rest.iter().any(|a| a.as_str() == "-d") => {
+            az.flag_rule(&rules::GIT_HISTORY)
         }
         _ => {}
     }

@@ -281,7 +281,7 @@ pub(crate) fn users(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
         "visudo" => words.iter().any(|w| matches!(*w, "-c" | "--check")),
         _ => false,
     };
-    if !read_only && !words.iter().any(|w| *w == "--help") {
+    if !read_only && !words.contains(&"--help") {
         az.flag_rule(&rules::USER_CHANGE);
     }
 }
