@@ -11,11 +11,15 @@ use tools_core::approval::ApprovalSettings;
 use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
+use crate::toolsets::ToolsetsConfig;
 
 /// The whole configuration file.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Config {
+    /// `[toolsets]` (or Hermes' bare list `toolsets = [...]`) — which toolsets are
+    /// enabled or disabled, and user-defined toolsets.
+    pub toolsets: ToolsetsConfig,
     /// `[tool_output]` — in-tool output caps.
     pub tool_output: ToolOutputSettings,
     /// `[approvals]` — dangerous-command approval.

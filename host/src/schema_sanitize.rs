@@ -509,7 +509,12 @@ mod tests {
         let before = json!({"anyOf": [{}], "properties": {"z": {"type": "string"}, "a": {"type": ["integer", "null"]}},
             "description": "d", "type": "object", "required": ["z"]});
         let after = sanitize_parameters(before);
-        let keys: Vec<&str> = after.as_object().unwrap().keys().map(String::as_str).collect();
+        let keys: Vec<&str> = after
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(keys, ["description", "properties", "required", "type"]);
     }
 
