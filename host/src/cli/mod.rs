@@ -4,6 +4,7 @@
 //! Exit codes: 0 success; 1 the tool result is an error object (`call`); 2 bad usage or
 //! input, or toolhost could not start (bad config).
 
+mod approvals;
 mod call;
 mod dispatch;
 mod input;
@@ -53,6 +54,8 @@ pub enum Command {
     Call(call::CallArgs),
     /// Execute the tool calls of an assistant message; print the tool messages.
     Dispatch(dispatch::DispatchArgs),
+    /// Judge commands with the dangerous-command detector; manage permanent approvals.
+    Approvals(approvals::ApprovalsArgs),
 }
 
 /// Why a command failed (printed as one line on stderr, exit code 2).
@@ -98,6 +101,7 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema::run(&cli, args),
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
+        Command::Approvals(args) => approvals::run(&cli, args),
     };
     match outcome {
         Ok(code) => code,
