@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tools_core::approval::AllowAllGate;
+use tools_core::approval::{ApprovalEngine, Surfaces};
 use tools_core::home::HomeError;
 use tools_core::tools::{CoreToolFailure, register_core_tools};
 use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContext};
@@ -20,12 +20,26 @@ use crate::spill::ResultSpill;
 use crate::toolsets::{Toolsets, ToolsetsError};
 
 /// What to start.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct StartOptions {
     /// `--home`.
     pub home: Option<PathBuf>,
     /// `--config`.
     pub config: Option<PathBuf>,
+    /// Who is asked to approve flagged commands. The CLI prompts on the controlling
+    /// terminal when there is one; with nobody to ask, the `[approvals] no_human`
+    /// policy applies (deny by default). The MCP server asks its client instead.
+    pub approval_surfaces: Surfaces,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            home: None,
+            config: None,
+            approval_surfaces: Surfaces::terminal(),
+        }
+    }
 }
 
 /// Why toolhost could not start.
@@ -98,11 +112,17 @@ impl Toolhost {
         let config = LoadedConfig::load(options.config.as_deref(), &home.config_file())?;
         let registry = Arc::new(Registry::new());
         let hooks = Arc::new(Hooks::new());
+        let approval = ApprovalEngine::with_config_file(
+            config.config.approvals.clone(),
+            config.path.clone().unwrap_or_else(|| home.config_file()),
+            Arc::clone(&hooks),
+            options.approval_surfaces.clone(),
+        );
         let services = Arc::new(CoreServices::new(
             home.clone(),
             config.config.core_settings(),
             Arc::clone(&hooks),
-            Arc::new(AllowAllGate),
+            approval,
         ));
         let toolsets = Toolsets::from_config(&config.config.toolsets)?;
         let core_failures = register_core_tools(&registry, &services);
