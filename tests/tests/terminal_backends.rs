@@ -218,8 +218,10 @@ fn dangerous_command_policy(rig: &Rig, tag: &str, host_access: bool) {
 #[test]
 fn local_backend_approval() {
     let workdir = tempfile::tempdir().unwrap();
-    let mut settings = TerminalSettings::default();
-    settings.cwd = workdir.path().display().to_string();
+    let settings = TerminalSettings {
+        cwd: workdir.path().display().to_string(),
+        ..TerminalSettings::default()
+    };
     let rig = Rig::new(settings);
     let r = rig.run("main", HARDLINE_PROBE);
     assert_eq!(r["status"], "blocked", "{r}");
