@@ -1,6 +1,9 @@
 //! Assembling a running toolhost: home → configuration → registry and hooks → core
 //! tools → plugins → MCP servers → dispatch pipeline.
 //!
+//! Plugins are discovered after the core tools, so a plugin tool that would replace a
+//! core tool can be refused (unless its manifest has `override` permission).
+//!
 //! Discovery never fails as a whole: a core tool, plugin or server that cannot load is
 //! logged, recorded for `doctor`-style reporting, and skipped.
 
@@ -16,6 +19,7 @@ use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
 use crate::batch::BatchOptions;
 use crate::config::{ConfigError, LoadedConfig};
 use crate::dispatch::Dispatcher;
+use crate::plugins::{PluginSet, Roots, load_plugins};
 use crate::spill::ResultSpill;
 
 /// What to start.
@@ -54,6 +58,8 @@ pub struct Toolhost {
     pub dispatcher: Dispatcher,
     /// Core tools that failed to register.
     pub core_failures: Vec<CoreToolFailure>,
+    /// Every plugin found: loaded, disabled or failed.
+    pub plugins: PluginSet,
 }
 
 impl std::fmt::Debug for Toolhost {
@@ -79,6 +85,9 @@ impl Toolhost {
             approval: Arc::new(AllowAllGate),
         });
         let core_failures = register_core_tools(&registry, &services);
+        let plugin_config = &config.config.plugins;
+        let roots = Roots::from_process(&home, plugin_config);
+        let plugins = load_plugins(&home, plugin_config, &roots, &registry, &hooks);
         let dispatcher = Dispatcher::new(
             Arc::clone(&registry),
             Arc::clone(&hooks),
@@ -93,6 +102,7 @@ impl Toolhost {
             services,
             dispatcher,
             core_failures,
+            plugins,
         })
     }
 

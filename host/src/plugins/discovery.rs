@@ -58,7 +58,7 @@ pub enum PluginSource {
 
 impl std::fmt::Display for PluginSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             PluginSource::Bundled => "bundled",
             PluginSource::User => "user",
             PluginSource::Project => "project",

@@ -46,7 +46,7 @@ pub enum PluginStatus {
 
 impl std::fmt::Display for PluginStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             PluginStatus::Loaded => "loaded",
             PluginStatus::Disabled => "disabled",
             PluginStatus::Failed => "failed",
