@@ -216,6 +216,8 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
         )));
     };
     let tools = tool_details(host, &record);
+    // Running the checks may have changed the live state (a check that panicked).
+    let record = host.plugins.get(name).unwrap_or(record);
     if as_json {
         let mut value = serde_json::to_value(&record).map_err(|e| CliError::Input(e.to_string()))?;
         value["tool_details"] = json!(tools);
