@@ -164,9 +164,12 @@ mod tests {
         assert_eq!(decode(b"hello"), Err(EmbedError::BadMagic));
         let record = EmbeddedManifest::new(*b"name = \"x\"\n");
         let bytes = bytes_of(&record);
-        assert_eq!(decode(&bytes[..bytes.len() - 3]), Err(EmbedError::Truncated));
+        assert_eq!(
+            decode(&bytes[..bytes.len() - 3]),
+            Err(EmbedError::Truncated)
+        );
         assert_eq!(decode(&bytes[..10]), Err(EmbedError::Truncated));
-        let mut wrong = bytes.clone();
+        let mut wrong = bytes;
         wrong[16] = 9;
         assert_eq!(decode(&wrong), Err(EmbedError::UnknownFormat(9)));
     }

@@ -179,7 +179,9 @@ mod tests {
         let plugin = Plugin::new()
             .tool(Tool::new("echo", "", |args, _| Ok(json!({ "echo": args }))))
             .tool(Tool::new("boom", "x", |_, _| panic!("kaboom")))
-            .tool(Tool::new("fails", "x", |_, _| Err(ToolError::invalid_arguments("n < 0"))))
+            .tool(Tool::new("fails", "x", |_, _| {
+                Err(ToolError::invalid_arguments("n < 0"))
+            }))
             .tool(Tool::new("down", "x", |_, _| Ok(json!(1))).check(|| panic!("probe broke")))
             .post_tool_call(|_| panic!("observer broke"));
         PluginState::new(plugin, "demo").ok().unwrap()
@@ -205,13 +207,25 @@ mod tests {
     #[test]
     fn calls_errors_and_panics_become_values() {
         let state = state();
-        assert_eq!(call(&state, 0, r#"{"a":1}"#).unwrap(), r#"{"echo":{"a":1}}"#);
+        assert_eq!(
+            call(&state, 0, r#"{"a":1}"#).unwrap(),
+            r#"{"echo":{"a":1}}"#
+        );
         let panic = call(&state, 1, "{}").unwrap_err();
-        assert_eq!((panic.kind.as_str(), panic.message.as_str()), ("panic", "kaboom"));
+        assert_eq!(
+            (panic.kind.as_str(), panic.message.as_str()),
+            ("panic", "kaboom")
+        );
         let fails = call(&state, 2, "{}").unwrap_err();
         assert_eq!(fails.kind.as_str(), "invalid_arguments");
-        assert_eq!(call(&state, 9, "{}").unwrap_err().kind.as_str(), "unknown_tool");
-        assert_eq!(call(&state, 0, "{nope").unwrap_err().kind.as_str(), "invalid_arguments");
+        assert_eq!(
+            call(&state, 9, "{}").unwrap_err().kind.as_str(),
+            "unknown_tool"
+        );
+        assert_eq!(
+            call(&state, 0, "{nope").unwrap_err().kind.as_str(),
+            "invalid_arguments"
+        );
     }
 
     #[test]

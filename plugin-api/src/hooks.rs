@@ -316,7 +316,10 @@ mod tests {
             PreDecision::rewrite(json!({"a": 1})),
         ] {
             let text = serde_json::to_string(&decision).unwrap();
-            assert_eq!(serde_json::from_str::<PreDecision>(&text).unwrap(), decision);
+            assert_eq!(
+                serde_json::from_str::<PreDecision>(&text).unwrap(),
+                decision
+            );
         }
     }
 

@@ -69,9 +69,7 @@ pub mod tool;
 
 pub use context::{CallInfo, ToolContext};
 pub use error::ToolError;
-pub use hooks::{
-    ApprovalEvent, CallStatus, PreDecision, TerminalOutput, ToolCall, ToolCallRecord,
-};
+pub use hooks::{ApprovalEvent, CallStatus, PreDecision, TerminalOutput, ToolCall, ToolCallRecord};
 pub use plugin::{Host, IntoPlugin, Plugin};
 pub use tool::{Tool, ToolResult, tool_error};
 
@@ -90,8 +88,8 @@ pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub mod prelude {
     pub use crate::{
         ApprovalEvent, CallStatus, Host, Plugin, PreDecision, TerminalOutput, Tool, ToolCall,
-        ToolCallRecord, ToolContext, ToolError, ToolResult, Value, export_plugin, json,
-        tool_error, tracing,
+        ToolCallRecord, ToolContext, ToolError, ToolResult, Value, export_plugin, json, tool_error,
+        tracing,
     };
 }
 

@@ -48,7 +48,12 @@ pub(crate) fn install(logger: HostLogger) {
     std::panic::set_hook(Box::new(|info| {
         let message = crate::ffi::panic_text(info.payload());
         let text = match info.location() {
-            Some(at) => format!("panicked at {}:{}:{}: {message}", at.file(), at.line(), at.column()),
+            Some(at) => format!(
+                "panicked at {}:{}:{}: {message}",
+                at.file(),
+                at.line(),
+                at.column()
+            ),
             None => format!("panicked: {message}"),
         };
         emit(level::ERROR, "panic", &text);
@@ -115,7 +120,11 @@ impl Subscriber for Bridge {
         event.record(&mut fields);
         fields.message.push_str(&fields.rest);
         let metadata = event.metadata();
-        emit(level_code(metadata.level()), metadata.target(), &fields.message);
+        emit(
+            level_code(metadata.level()),
+            metadata.target(),
+            &fields.message,
+        );
     }
 
     fn enter(&self, _span: &Id) {}

@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::hooks::{
-    ApprovalEvent, HookSet, PreDecision, TerminalOutput, ToolCall, ToolCallRecord,
-};
+use crate::hooks::{ApprovalEvent, HookSet, PreDecision, TerminalOutput, ToolCall, ToolCallRecord};
 use crate::tool::Tool;
 
 /// The tools and hooks of a plugin. Build one in the function you pass to

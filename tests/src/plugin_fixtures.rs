@@ -64,9 +64,18 @@ pub fn isolated(home: &TestHome) -> Command {
 
 /// Run `cmd` with `args`, optional stdin, and a hang guard: a run that takes longer than
 /// `limit` is killed and the test fails (a guard against hangs, not a speed check).
-pub fn run_with_limit(mut cmd: Command, args: &[&str], stdin: Option<&str>, limit: Duration) -> Output {
+pub fn run_with_limit(
+    mut cmd: Command,
+    args: &[&str],
+    stdin: Option<&str>,
+    limit: Duration,
+) -> Output {
     cmd.args(args)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn toolhost");
@@ -119,7 +128,11 @@ pub fn run(cmd: Command, args: &[&str]) -> Output {
 /// `toolhost plugins list --json` as records.
 pub fn list_json(cmd: Command) -> Vec<Value> {
     let output = run(cmd, &["plugins", "list", "--json"]);
-    assert!(output.status.success(), "plugins list failed: {}", crate::stderr(&output));
+    assert!(
+        output.status.success(),
+        "plugins list failed: {}",
+        crate::stderr(&output)
+    );
     match crate::stdout_json(&output) {
         Value::Array(records) => records,
         other => panic!("plugins list --json is not an array: {other}"),

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolhost::plugins::{PluginStatus, PluginsConfig, Roots, load_plugins};
-use tools_core::{Home, Hooks, Registry, ToolContext, ToolEntry, ToolSource};
 use toolhost_tests::plugin_fixtures::add_plugin;
+use tools_core::{Home, Hooks, Registry, ToolContext, ToolEntry, ToolSource};
 
 fn registry_with_core_read_file() -> Arc<Registry> {
     let registry = Arc::new(Registry::new());
@@ -24,14 +24,25 @@ fn load(home: &Home, registry: &Arc<Registry>) -> toolhost::plugins::PluginSet {
         user: Some(home.plugins_dir()),
         ..Roots::default()
     };
-    load_plugins(home, &PluginsConfig::default(), &roots, registry, &Arc::new(Hooks::new()))
+    load_plugins(
+        home,
+        &PluginsConfig::default(),
+        &roots,
+        registry,
+        &Arc::new(Hooks::new()),
+    )
 }
 
 #[test]
 fn a_core_tool_collision_is_refused_without_permission() {
     let dir = tempfile::tempdir().unwrap();
     add_plugin(&dir.path().join("plugins"), "good", "fixture_good", "");
-    add_plugin(&dir.path().join("plugins"), "collide", "fixture_collide", "");
+    add_plugin(
+        &dir.path().join("plugins"),
+        "collide",
+        "fixture_collide",
+        "",
+    );
     let registry = registry_with_core_read_file();
     let set = load(&Home::at(dir.path()), &registry);
 
@@ -40,14 +51,33 @@ fn a_core_tool_collision_is_refused_without_permission() {
     assert_eq!(record.tools, ["collide_ok"]);
     assert_eq!(record.refused_tools.len(), 1);
     assert_eq!(record.refused_tools[0].name, "read_file");
-    assert!(record.refused_tools[0].reason.contains("collides with the core tool read_file"));
+    assert!(
+        record.refused_tools[0]
+            .reason
+            .contains("collides with the core tool read_file")
+    );
     // The core tool is untouched; the rest still works.
     let entry = registry.get("read_file").unwrap();
     assert_eq!(entry.source, ToolSource::Core);
     let ctx = ToolContext::default();
-    assert_eq!(registry.dispatch_blocking("read_file", json!({}), &ctx).text, r#"{"from":"core"}"#);
-    assert_eq!(registry.dispatch_blocking("collide_ok", json!({}), &ctx).text, r#"{"ok":true}"#);
-    assert!(registry.dispatch_blocking("good_echo", json!({}), &ctx).text.contains("echo"));
+    assert_eq!(
+        registry
+            .dispatch_blocking("read_file", json!({}), &ctx)
+            .text,
+        r#"{"from":"core"}"#
+    );
+    assert_eq!(
+        registry
+            .dispatch_blocking("collide_ok", json!({}), &ctx)
+            .text,
+        r#"{"ok":true}"#
+    );
+    assert!(
+        registry
+            .dispatch_blocking("good_echo", json!({}), &ctx)
+            .text
+            .contains("echo")
+    );
 }
 
 #[test]
@@ -64,7 +94,12 @@ fn override_permission_lets_a_plugin_replace_a_core_tool() {
     let record = set.get("collide").unwrap();
     assert_eq!(record.tools, ["read_file", "collide_ok"]);
     assert!(record.refused_tools.is_empty());
-    assert!(record.warnings.iter().any(|w| w.contains("replaces the core tool read_file")));
+    assert!(
+        record
+            .warnings
+            .iter()
+            .any(|w| w.contains("replaces the core tool read_file"))
+    );
     assert_eq!(
         registry.get("read_file").unwrap().source,
         ToolSource::Plugin("collide".into())

@@ -17,7 +17,10 @@ fn assert_isolated_failure(setup: impl FnOnce(&Path), name: &str, cause: &str) {
     add_plugin(&plugins, "good", "fixture_good", "");
     setup(&plugins);
 
-    let out = run(isolated(&home), &["call", "good_echo", r#"{"text":"still here"}"#]);
+    let out = run(
+        isolated(&home),
+        &["call", "good_echo", r#"{"text":"still here"}"#],
+    );
     assert!(
         out.status.success(),
         "good call failed: {}\n{}",
@@ -38,7 +41,10 @@ fn assert_isolated_failure(setup: impl FnOnce(&Path), name: &str, cause: &str) {
     let failed = record(&records, name, None);
     assert_eq!(failed["status"], "failed", "{failed:#}");
     assert!(
-        failed["reason"].as_str().unwrap_or_default().contains(cause),
+        failed["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(cause),
         "{failed:#}"
     );
 }
@@ -105,7 +111,11 @@ fn an_ordinary_library_dropped_loose() {
 #[test]
 fn truncated_libraries() {
     let bytes = std::fs::read(fixture_library("fixture_good")).unwrap();
-    for (name, cut) in [("cut4k", 4096), ("cut100k", 100 * 1024), ("cuthalf", bytes.len() / 2)] {
+    for (name, cut) in [
+        ("cut4k", 4096),
+        ("cut100k", 100 * 1024),
+        ("cuthalf", bytes.len() / 2),
+    ] {
         assert_isolated_failure(
             |p| {
                 let dir = p.join(name);

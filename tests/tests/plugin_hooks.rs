@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::plugins::{PluginsConfig, Roots, load_plugins};
-use tools_core::hooks::{ApprovalEvent, TerminalOutput};
-use tools_core::{Home, Hooks, Registry};
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, run_with_limit};
 use toolhost_tests::{TestHome, stderr, stdout_json};
+use tools_core::hooks::{ApprovalEvent, TerminalOutput};
+use tools_core::{Home, Hooks, Registry};
 
 fn hook_log(home: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(home.join("hooks.jsonl"))
@@ -49,7 +49,10 @@ fn plugin_tools_and_tool_call_hooks_in_toolhost_dispatch() {
         serde_json::from_str(messages[i]["content"].as_str().unwrap()).unwrap()
     };
     // pre_tool_call: block.
-    assert_eq!(content(0), json!({"error": "hooks fixture blocks forbidden text"}));
+    assert_eq!(
+        content(0),
+        json!({"error": "hooks fixture blocks forbidden text"})
+    );
     // pre_tool_call: rewrite (n * 10, `scale` dropped), seen by the handler.
     assert_eq!(content(1), json!({"echo": {"n": 20}, "task": "t1"}));
     // transform_tool_result.
@@ -63,7 +66,10 @@ fn plugin_tools_and_tool_call_hooks_in_toolhost_dispatch() {
 
     // post_tool_call saw every call, with its status and the final arguments.
     let log = hook_log(home.path());
-    let post: Vec<&Value> = log.iter().filter(|l| l["kind"] == "post_tool_call").collect();
+    let post: Vec<&Value> = log
+        .iter()
+        .filter(|l| l["kind"] == "post_tool_call")
+        .collect();
     let by_id = |id: &str| {
         *post
             .iter()

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use toolhost::dispatch::Dispatcher;
 use toolhost::plugins::{PluginStatus, PluginsConfig, Roots, load_plugins};
 use toolhost::spill::ResultSpill;
-use tools_core::{CallStatus, Home, Hooks, Registry, ToolContext};
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, run, run_with_limit};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json};
+use tools_core::{CallStatus, Home, Hooks, Registry, ToolContext};
 
 fn message(calls: &[(&str, Value)]) -> String {
     let tool_calls: Vec<Value> = calls
@@ -40,7 +40,11 @@ fn a_panicking_handler_returns_an_error_and_the_host_carries_on() {
     let plugins = home.path().join("plugins");
     add_plugin(&plugins, "good", "fixture_good", "");
     add_plugin(&plugins, "handler-panics", "fixture_handler_panics", "");
-    let input = message(&[("boom", json!({})), ("good_echo", json!({"n": 1})), ("calm", json!({}))]);
+    let input = message(&[
+        ("boom", json!({})),
+        ("good_echo", json!({"n": 1})),
+        ("calm", json!({})),
+    ]);
     let out = run_with_limit(
         isolated(&home),
         &["dispatch"],
@@ -77,7 +81,10 @@ fn plugin_logs_reach_the_host_subscriber() {
         .lines()
         .find(|l| l.contains("fixture says hello through the bridge"))
         .unwrap_or_else(|| panic!("plugin event missing:\n{err}"));
-    assert!(line.contains("WARN") && line.contains("answer=42"), "{line}");
+    assert!(
+        line.contains("WARN") && line.contains("answer=42"),
+        "{line}"
+    );
     assert!(line.contains("\"good\""), "{line}");
 }
 
@@ -87,7 +94,12 @@ fn plugin_settings_come_from_config() {
     add_plugin(&home.path().join("plugins"), "good", "fixture_good", "");
     home.write_config("[plugins.config.good]\ngreeting = \"ahoy\"\n");
     let out = run(isolated(&home), &["call", "good_setting"]);
-    assert_eq!(stdout_json(&out), json!({"greeting": "ahoy"}), "{}", stderr(&out));
+    assert_eq!(
+        stdout_json(&out),
+        json!({"greeting": "ahoy"}),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -98,7 +110,10 @@ fn a_slow_handler_times_out_and_the_host_stays_responsive() {
     add_plugin(&plugins, "slow", "fixture_slow", "");
     home.write_config("[plugins]\ntimeout_secs = 1\n");
     // The handler would sleep ten minutes; the hang guard proves nobody waits for it.
-    let input = message(&[("slow_sleep", json!({"secs": 600})), ("good_echo", json!({"n": 2}))]);
+    let input = message(&[
+        ("slow_sleep", json!({"secs": 600})),
+        ("good_echo", json!({"n": 2})),
+    ]);
     let out = run_with_limit(
         isolated(&home),
         &["dispatch"],
@@ -119,7 +134,12 @@ fn a_slow_handler_times_out_and_the_host_stays_responsive() {
 fn load_user_plugins(
     home: &Path,
     config: &PluginsConfig,
-) -> (Arc<Registry>, Arc<Hooks>, toolhost::plugins::PluginSet, Dispatcher) {
+) -> (
+    Arc<Registry>,
+    Arc<Hooks>,
+    toolhost::plugins::PluginSet,
+    Dispatcher,
+) {
     let home = Home::at(home);
     let roots = Roots {
         user: Some(home.plugins_dir()),
@@ -151,12 +171,20 @@ fn a_plugin_is_disabled_after_max_panics() {
     for _ in 0..2 {
         let out = dispatcher.call("boom", "{}", &ctx);
         assert_eq!(out.status, CallStatus::Error);
-        assert!(out.text.contains("panic: boom tool exploded"), "{}", out.text);
+        assert!(
+            out.text.contains("panic: boom tool exploded"),
+            "{}",
+            out.text
+        );
     }
     let record = set.get("handler-panics").unwrap();
     assert_eq!(record.status, PluginStatus::Disabled);
     assert!(
-        record.reason.as_deref().unwrap_or_default().contains("disabled after 2 panics"),
+        record
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("disabled after 2 panics"),
         "{record:?}"
     );
     assert_eq!(record.panics, 2);
@@ -181,7 +209,10 @@ fn a_timed_out_handler_is_told_to_stop_and_stops_counting_as_hung() {
     // The handler polls ctx.is_cancelled(); once it returns, the call is no longer hung.
     let guard = Instant::now();
     while runtime.hung_calls() > 0 {
-        assert!(guard.elapsed() < Duration::from_secs(60), "the handler never stopped");
+        assert!(
+            guard.elapsed() < Duration::from_secs(60),
+            "the handler never stopped"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let again = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
@@ -209,14 +240,19 @@ fn too_many_hung_calls_refuse_further_calls() {
     assert_eq!(runtime.hung_calls(), 1);
     let refused = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
     assert!(
-        refused.text.contains("slow has 1 calls still running past their timeout"),
+        refused
+            .text
+            .contains("slow has 1 calls still running past their timeout"),
         "{}",
         refused.text
     );
     // When the stubborn handler finally returns, the plugin is usable again.
     let guard = Instant::now();
     while runtime.hung_calls() > 0 {
-        assert!(guard.elapsed() < Duration::from_secs(60), "the handler never returned");
+        assert!(
+            guard.elapsed() < Duration::from_secs(60),
+            "the handler never returned"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let again = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
@@ -226,7 +262,12 @@ fn too_many_hung_calls_refuse_further_calls() {
 #[test]
 fn call_output_is_json_even_for_direct_calls() {
     let home = TestHome::new();
-    add_plugin(&home.path().join("plugins"), "handler-panics", "fixture_handler_panics", "");
+    add_plugin(
+        &home.path().join("plugins"),
+        "handler-panics",
+        "fixture_handler_panics",
+        "",
+    );
     let out = run(isolated(&home), &["call", "boom"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(

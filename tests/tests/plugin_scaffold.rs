@@ -26,7 +26,13 @@ fn new_install_call_from_scratch() {
     let work = tempfile::tempdir().unwrap();
     let out = run(
         isolated(&home),
-        &["plugins", "new", "hello-plugin", "--path", work.path().to_str().unwrap()],
+        &[
+            "plugins",
+            "new",
+            "hello-plugin",
+            "--path",
+            work.path().to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let crate_dir = work.path().join("hello-plugin");
@@ -40,8 +46,17 @@ fn new_install_call_from_scratch() {
         None,
         Duration::from_secs(1200),
     );
-    assert!(out.status.success(), "install failed:\n{}\n{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).starts_with("installed hello-plugin 0.1.0 into "), "{}", stdout(&out));
+    assert!(
+        out.status.success(),
+        "install failed:\n{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).starts_with("installed hello-plugin 0.1.0 into "),
+        "{}",
+        stdout(&out)
+    );
     let installed = home.path().join("plugins/hello-plugin");
     assert!(installed.join("plugin.toml").is_file());
     // Nothing half-written is left behind.
@@ -52,12 +67,21 @@ fn new_install_call_from_scratch() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
-    let out = run(isolated(&home), &["call", "hello_plugin_greet", r#"{"name":"Ada"}"#]);
+    let out = run(
+        isolated(&home),
+        &["call", "hello_plugin_greet", r#"{"name":"Ada"}"#],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout_json(&out), json!({"greeting": "Hello, Ada!"}));
     // Its pre_tool_call hook is live too.
-    let out = run(isolated(&home), &["call", "hello_plugin_greet", r#"{"name":"nobody"}"#]);
-    assert_eq!(stdout_json(&out), json!({"error": "hello_plugin will not greet nobody"}));
+    let out = run(
+        isolated(&home),
+        &["call", "hello_plugin_greet", r#"{"name":"nobody"}"#],
+    );
+    assert_eq!(
+        stdout_json(&out),
+        json!({"error": "hello_plugin will not greet nobody"})
+    );
     let records = list_json(isolated(&home));
     let rec = record(&records, "hello-plugin", Some("user"));
     assert_eq!(rec["hooks"], json!(["pre_tool_call", "post_tool_call"]));
@@ -71,7 +95,11 @@ fn new_install_call_from_scratch() {
         None,
         Duration::from_secs(600),
     );
-    assert!(stdout(&out).starts_with("replaced hello-plugin"), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("replaced hello-plugin"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -88,7 +116,10 @@ fn install_a_built_library_with_its_embedded_manifest() {
     let manifest = std::fs::read_to_string(dir.join("plugin.toml")).unwrap();
     assert!(manifest.contains("name = \"textkit\""), "{manifest}");
     assert!(dir.join(lib.file_name().unwrap()).is_file());
-    let out = run(isolated(&home), &["call", "base64", r#"{"mode":"decode","text":"aGk="}"#]);
+    let out = run(
+        isolated(&home),
+        &["call", "base64", r#"{"mode":"decode","text":"aGk="}"#],
+    );
     assert_eq!(stdout_json(&out), json!({"text": "hi"}), "{}", stderr(&out));
 }
 
@@ -96,10 +127,16 @@ fn install_a_built_library_with_its_embedded_manifest() {
 fn install_refuses_a_truncated_library_and_changes_nothing() {
     let home = TestHome::new();
     let src = tempfile::tempdir().unwrap();
-    let bytes = std::fs::read(toolhost_tests::plugin_fixtures::fixture_library("fixture_good")).unwrap();
+    let bytes = std::fs::read(toolhost_tests::plugin_fixtures::fixture_library(
+        "fixture_good",
+    ))
+    .unwrap();
     std::fs::write(src.path().join("libfixture_good.so"), &bytes[..8192]).unwrap();
     toolhost_tests::plugin_fixtures::write_manifest(src.path(), "good", "fixture_good", "^0.1", "");
-    let out = run(isolated(&home), &["plugins", "install", src.path().to_str().unwrap()]);
+    let out = run(
+        isolated(&home),
+        &["plugins", "install", src.path().to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("file truncated"), "{}", stderr(&out));
     assert!(!home.path().join("plugins/good").exists());

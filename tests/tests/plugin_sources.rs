@@ -11,15 +11,34 @@ fn bundled_plugins_are_found_next_to_the_binary_without_installing() {
     let records = list_json(home.command());
     let textkit = record(&records, "textkit", Some("bundled"));
     assert_eq!(textkit["status"], "loaded", "{textkit:#}");
-    assert_eq!(textkit["manifest"], serde_json::Value::Null, "embedded manifest");
-    assert_eq!(textkit["tools"], json!(["text_stats", "json_query", "base64"]));
+    assert_eq!(
+        textkit["manifest"],
+        serde_json::Value::Null,
+        "embedded manifest"
+    );
+    assert_eq!(
+        textkit["tools"],
+        json!(["text_stats", "json_query", "base64"])
+    );
     let policy = record(&records, "policy", Some("bundled"));
     assert_eq!(policy["status"], "disabled");
-    assert!(policy["reason"].as_str().unwrap().contains("off by default"));
+    assert!(
+        policy["reason"]
+            .as_str()
+            .unwrap()
+            .contains("off by default")
+    );
     // Test fixtures live in the same directory but are not bundled plugins.
-    assert!(records.iter().all(|r| r["source"] != "bundled" || r["name"] != "good"));
+    assert!(
+        records
+            .iter()
+            .all(|r| r["source"] != "bundled" || r["name"] != "good")
+    );
 
-    let out = run(home.command(), &["call", "text_stats", r#"{"text":"one two\nthree"}"#]);
+    let out = run(
+        home.command(),
+        &["call", "text_stats", r#"{"text":"one two\nthree"}"#],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout_json(&out)["words"], 3);
 }
@@ -36,12 +55,20 @@ fn a_later_source_wins_a_name_collision() {
     let user = record(&records, "good", Some("user"));
     assert_eq!(user["status"], "disabled");
     assert!(
-        user["reason"].as_str().unwrap().starts_with("shadowed by the installed plugin at"),
+        user["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("shadowed by the installed plugin at"),
         "{user:#}"
     );
     let winner = record(&records, "good", Some("installed"));
     assert_eq!(winner["status"], "loaded");
-    assert!(winner["path"].as_str().unwrap().starts_with(installed_dir.to_str().unwrap()));
+    assert!(
+        winner["path"]
+            .as_str()
+            .unwrap()
+            .starts_with(installed_dir.to_str().unwrap())
+    );
 
     let mut cmd = isolated(&home);
     cmd.env("TOOLHOST_PLUGIN_PATH", installed.path());
@@ -53,21 +80,35 @@ fn a_later_source_wins_a_name_collision() {
 fn project_plugins_load_only_when_opted_in() {
     let home = TestHome::new();
     let project = tempfile::tempdir().unwrap();
-    add_plugin(&project.path().join(".toolhost/plugins"), "good", "fixture_good", "");
+    add_plugin(
+        &project.path().join(".toolhost/plugins"),
+        "good",
+        "fixture_good",
+        "",
+    );
 
     let mut cmd = isolated(&home);
     cmd.current_dir(project.path());
     let records = list_json(cmd);
     let off = record(&records, "good", Some("project"));
     assert_eq!(off["status"], "disabled");
-    assert!(off["reason"].as_str().unwrap().contains("TOOLHOST_ENABLE_PROJECT_PLUGINS=1"));
+    assert!(
+        off["reason"]
+            .as_str()
+            .unwrap()
+            .contains("TOOLHOST_ENABLE_PROJECT_PLUGINS=1")
+    );
     let mut cmd = isolated(&home);
     cmd.current_dir(project.path());
     let out = run(cmd, &["call", "good_echo", "{}"]);
-    assert_eq!(stdout_json(&out), json!({"error": "Unknown tool: good_echo"}));
+    assert_eq!(
+        stdout_json(&out),
+        json!({"error": "Unknown tool: good_echo"})
+    );
 
     let mut cmd = isolated(&home);
-    cmd.current_dir(project.path()).env("TOOLHOST_ENABLE_PROJECT_PLUGINS", "1");
+    cmd.current_dir(project.path())
+        .env("TOOLHOST_ENABLE_PROJECT_PLUGINS", "1");
     let out = run(cmd, &["call", "good_echo", r#"{"n":5}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
 
@@ -75,7 +116,10 @@ fn project_plugins_load_only_when_opted_in() {
     let mut cmd = isolated(&home);
     cmd.current_dir(project.path());
     let records = list_json(cmd);
-    assert_eq!(record(&records, "good", Some("project"))["status"], "loaded");
+    assert_eq!(
+        record(&records, "good", Some("project"))["status"],
+        "loaded"
+    );
 }
 
 #[test]
@@ -99,21 +143,39 @@ fn enable_and_disable_edit_config_keeping_comments() {
     let out = run(isolated(&home), &["plugins", "disable", "good"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
-    for kept in ["# my toolhost settings", "# plugins I trust", "# none yet", "max_concurrency = 4 # keep"] {
+    for kept in [
+        "# my toolhost settings",
+        "# plugins I trust",
+        "# none yet",
+        "max_concurrency = 4 # keep",
+    ] {
         assert!(text.contains(kept), "lost {kept:?}:\n{text}");
     }
     assert!(text.contains("disabled = [\"good\"]"), "{text}");
-    assert_eq!(record(&list_json(isolated(&home)), "good", None)["status"], "disabled");
+    assert_eq!(
+        record(&list_json(isolated(&home)), "good", None)["status"],
+        "disabled"
+    );
 
     let out = run(isolated(&home), &["plugins", "enable", "good"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
-    assert!(text.contains("# plugins I trust") && text.contains("# none yet"), "{text}");
-    assert_eq!(record(&list_json(isolated(&home)), "good", None)["status"], "loaded");
+    assert!(
+        text.contains("# plugins I trust") && text.contains("# none yet"),
+        "{text}"
+    );
+    assert_eq!(
+        record(&list_json(isolated(&home)), "good", None)["status"],
+        "loaded"
+    );
 
     let out = run(isolated(&home), &["plugins", "enable", "nosuch"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no plugin named nosuch"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no plugin named nosuch"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -129,7 +191,11 @@ fn info_describes_one_plugin() {
     assert_eq!(info["tool_details"][0]["name"], "good_echo");
     assert_eq!(info["tool_details"][0]["parallel_safe"], true);
     let out = run(isolated(&home), &["plugins", "info", "good"]);
-    assert!(stdout(&out).contains("tool:        good_echo [good] available"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("tool:        good_echo [good] available"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -138,7 +204,10 @@ fn an_availability_check_that_panics_makes_only_its_tool_unavailable() {
     let plugins = home.path().join("plugins");
     add_plugin(&plugins, "good", "fixture_good", "");
     add_plugin(&plugins, "check-panics", "fixture_check_panics", "");
-    let out = run(isolated(&home), &["plugins", "info", "check-panics", "--json"]);
+    let out = run(
+        isolated(&home),
+        &["plugins", "info", "check-panics", "--json"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let info = stdout_json(&out);
     assert_eq!(info["status"], "loaded");
@@ -165,8 +234,16 @@ fn policy_plugin_denies_by_rule_and_writes_an_audit_log() {
         "[[plugins.config.policy.rules]]\n",
         "tool = \"text_stats\"\naction = \"rewrite\"\nset = { text = \"rewritten by policy\" }\n",
     ));
-    let out = run(home.command(), &["call", "base64", r#"{"mode":"encode","text":"my secret"}"#]);
-    assert_eq!(stdout_json(&out), json!({"error": "no secrets in base64"}), "{}", stderr(&out));
+    let out = run(
+        home.command(),
+        &["call", "base64", r#"{"mode":"encode","text":"my secret"}"#],
+    );
+    assert_eq!(
+        stdout_json(&out),
+        json!({"error": "no secrets in base64"}),
+        "{}",
+        stderr(&out)
+    );
     let out = run(home.command(), &["call", "text_stats", r#"{"text":"x"}"#]);
     assert_eq!(stdout_json(&out)["words"], 3, "{}", stderr(&out));
     let log: Vec<serde_json::Value> = std::fs::read_to_string(home.path().join("audit.jsonl"))
@@ -194,8 +271,16 @@ fn notes_tools_exist_only_while_their_variable_is_set() {
 
     let mut cmd = home.command();
     cmd.env("TOOLHOST_NOTES_DIR", notes.path());
-    let out = run(cmd, &["call", "note_add", r#"{"title":"Plan","body":"ship it"}"#]);
-    assert_eq!(stdout_json(&out), json!({"saved": "plan", "appended": false}), "{}", stderr(&out));
+    let out = run(
+        cmd,
+        &["call", "note_add", r#"{"title":"Plan","body":"ship it"}"#],
+    );
+    assert_eq!(
+        stdout_json(&out),
+        json!({"saved": "plan", "appended": false}),
+        "{}",
+        stderr(&out)
+    );
     let mut cmd = home.command();
     cmd.env("TOOLHOST_NOTES_DIR", notes.path());
     let out = run(cmd, &["call", "note_search", r#"{"query":"SHIP"}"#]);

@@ -120,7 +120,11 @@ pub fn run(cli: &Cli, args: &PluginsArgs) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError::Input(e.to_string()))?;
             say!(
                 "{} {} {} into {}",
-                if installed.replaced { "replaced" } else { "installed" },
+                if installed.replaced {
+                    "replaced"
+                } else {
+                    "installed"
+                },
                 installed.name,
                 installed.version,
                 installed.dir.display()
@@ -158,7 +162,12 @@ fn list(host: &Toolhost, as_json: bool) -> Result<ExitCode, CliError> {
     }
     say!(
         "{:<20} {:<9} {:<10} {:<9} {:>5} {:>5}",
-        "NAME", "VERSION", "SOURCE", "STATUS", "TOOLS", "HOOKS"
+        "NAME",
+        "VERSION",
+        "SOURCE",
+        "STATUS",
+        "TOOLS",
+        "HOOKS"
     );
     for r in &records {
         say!(
@@ -212,14 +221,19 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
         let known: Vec<String> = sorted(host).into_iter().map(|r| r.name).collect();
         return Err(CliError::Input(format!(
             "no plugin named {name} (found: {})",
-            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
         )));
     };
     let tools = tool_details(host, &record);
     // Running the checks may have changed the live state (a check that panicked).
     let record = host.plugins.get(name).unwrap_or(record);
     if as_json {
-        let mut value = serde_json::to_value(&record).map_err(|e| CliError::Input(e.to_string()))?;
+        let mut value =
+            serde_json::to_value(&record).map_err(|e| CliError::Input(e.to_string()))?;
         value["tool_details"] = json!(tools);
         value["detail"] = json!(record.detail);
         print_json(&value)?;
@@ -242,7 +256,9 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
         &record
             .manifest
             .as_ref()
-            .map_or("(embedded in the library)".into(), |p| p.display().to_string()),
+            .map_or("(embedded in the library)".into(), |p| {
+                p.display().to_string()
+            }),
     );
     let api = match (&record.api, &record.built_for) {
         (Some(api), Some(built)) => format!("{api} (built for {built})"),
@@ -260,20 +276,34 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
         } else {
             format!("unavailable: {}", tool["reason"].as_str().unwrap_or("?"))
         };
-        show("tool:", &format!("{name} [{}] {state}", tool["toolset"].as_str().unwrap_or("")));
+        show(
+            "tool:",
+            &format!(
+                "{name} [{}] {state}",
+                tool["toolset"].as_str().unwrap_or("")
+            ),
+        );
     }
     for refused in &record.refused_tools {
         show("refused:", &format!("{}: {}", refused.name, refused.reason));
     }
     show(
         "hooks:",
-        &if record.hooks.is_empty() { "-".into() } else { record.hooks.join(", ") },
+        &if record.hooks.is_empty() {
+            "-".into()
+        } else {
+            record.hooks.join(", ")
+        },
     );
     show("panics:", &record.panics.to_string());
     for warning in &record.warnings {
         show("warning:", warning);
     }
-    if let Some(detail) = record.detail.as_ref().filter(|d| Some(*d) != record.reason.as_ref()) {
+    if let Some(detail) = record
+        .detail
+        .as_ref()
+        .filter(|d| Some(*d) != record.reason.as_ref())
+    {
         say!("\n{detail}");
     }
     Ok(ExitCode::SUCCESS)
@@ -322,7 +352,11 @@ fn doctor(host: &Toolhost) -> Result<ExitCode, CliError> {
             PluginStatus::Loaded => say!(
                 "       {} tools, hooks: {}",
                 r.tools.len(),
-                if r.hooks.is_empty() { "-".into() } else { r.hooks.join(", ") }
+                if r.hooks.is_empty() {
+                    "-".into()
+                } else {
+                    r.hooks.join(", ")
+                }
             ),
             _ => {
                 let text = r.detail.as_deref().or(r.reason.as_deref()).unwrap_or("");
@@ -338,12 +372,19 @@ fn doctor(host: &Toolhost) -> Result<ExitCode, CliError> {
             say!("       warning: {warning}");
         }
     }
-    let loaded = records.iter().filter(|r| r.status == PluginStatus::Loaded).count();
+    let loaded = records
+        .iter()
+        .filter(|r| r.status == PluginStatus::Loaded)
+        .count();
     say!(
         "\n{loaded} loaded, {} disabled, {failed} failed",
         records.len() - loaded - failed
     );
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn new(
@@ -375,10 +416,14 @@ fn set_enabled(cli: &Cli, name: &str, enable: bool) -> Result<ExitCode, CliError
     if !known.iter().any(|n| n == name) {
         return Err(CliError::Input(format!(
             "no plugin named {name} was found (found: {})",
-            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
         )));
     }
-    let path = loaded.path.clone().unwrap_or_else(|| match &cli.config {
+    let path = loaded.path.unwrap_or_else(|| match &cli.config {
         Some(explicit) => explicit.clone(),
         None => home.config_file(),
     });

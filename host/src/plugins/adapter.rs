@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolhost_plugin_api::hooks::kind;
 use tools_core::hooks::{ApprovalEvent, PreToolCall, TerminalOutput, ToolCallRecord};
 use tools_core::{
     AvailabilityCheck, Hooks, PreToolDecision, Registry, ToolContext, ToolEntry, ToolHandler,
     ToolSource,
 };
-use toolhost_plugin_api::hooks::kind;
 
 use super::manifest::Manifest;
 use super::runtime::PluginRuntime;
@@ -117,9 +117,10 @@ pub fn join(
                     });
                     continue;
                 }
-                ToolSource::Core => joined
-                    .warnings
-                    .push(format!("replaces the core tool {} (allowed by `override`)", tool.name)),
+                ToolSource::Core => joined.warnings.push(format!(
+                    "replaces the core tool {} (allowed by `override`)",
+                    tool.name
+                )),
                 other if *other != source => joined
                     .warnings
                     .push(format!("replaces tool {} of {other}", tool.name)),
@@ -158,7 +159,9 @@ fn build_entry(
 ) -> Result<ToolEntry, String> {
     let handler = if runtime.limits().timeout.is_some() {
         let runtime = Arc::clone(runtime);
-        ToolHandler::from_async(move |args, ctx| Arc::clone(&runtime).call_guarded(index, args, ctx))
+        ToolHandler::from_async(move |args, ctx| {
+            Arc::clone(&runtime).call_guarded(index, args, ctx)
+        })
     } else {
         let runtime = Arc::clone(runtime);
         ToolHandler::sync(move |args, ctx| runtime.call_inline(index, &args, ctx))
@@ -382,16 +385,26 @@ mod tests {
 
     #[test]
     fn pre_decisions_parse_and_garbage_blocks() {
-        assert_eq!(pre_decision("p", r#"{"action":"allow"}"#), PreToolDecision::Allow);
+        assert_eq!(
+            pre_decision("p", r#"{"action":"allow"}"#),
+            PreToolDecision::Allow
+        );
         assert_eq!(
             pre_decision("p", r#"{"action":"block","message":"m"}"#),
-            PreToolDecision::Block { message: "m".into() }
+            PreToolDecision::Block {
+                message: "m".into()
+            }
         );
         assert_eq!(
             pre_decision("p", r#"{"action":"rewrite","args":{"a":1}}"#),
-            PreToolDecision::Rewrite { args: serde_json::json!({"a": 1}) }
+            PreToolDecision::Rewrite {
+                args: serde_json::json!({"a": 1})
+            }
         );
-        assert!(matches!(pre_decision("p", "null"), PreToolDecision::Block { .. }));
+        assert!(matches!(
+            pre_decision("p", "null"),
+            PreToolDecision::Block { .. }
+        ));
     }
 
     #[test]

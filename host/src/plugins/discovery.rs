@@ -36,7 +36,10 @@ pub const PATH_ENV: &str = "TOOLHOST_PLUGIN_PATH";
 /// Env: where bundled plugins are (instead of the binary's directory).
 pub const BUNDLED_ENV: &str = "TOOLHOST_BUNDLED_PLUGINS";
 /// System directories of installed plugins, lowest precedence first.
-pub const SYSTEM_DIRS: [&str; 2] = ["/usr/lib/toolhost/plugins", "/usr/local/lib/toolhost/plugins"];
+pub const SYSTEM_DIRS: [&str; 2] = [
+    "/usr/lib/toolhost/plugins",
+    "/usr/local/lib/toolhost/plugins",
+];
 /// The project plugin directory, relative to the working directory.
 pub const PROJECT_DIR: &str = ".toolhost/plugins";
 /// File-name prefix (after the platform's `lib`) of bundled plugin libraries.
@@ -134,8 +137,16 @@ impl Roots {
             out.push((PluginSource::Bundled, dir.join("plugins")));
         }
         out.extend(self.user.iter().map(|d| (PluginSource::User, d.clone())));
-        out.extend(self.project.iter().map(|d| (PluginSource::Project, d.clone())));
-        out.extend(self.installed.iter().map(|d| (PluginSource::Installed, d.clone())));
+        out.extend(
+            self.project
+                .iter()
+                .map(|d| (PluginSource::Project, d.clone())),
+        );
+        out.extend(
+            self.installed
+                .iter()
+                .map(|d| (PluginSource::Installed, d.clone())),
+        );
         out
     }
 }
@@ -330,7 +341,8 @@ fn inspect_into(candidate: &mut Candidate, location: &Location) -> Result<(), Fa
                 }
                 Err(e) => return Err(Failure::new(format!("cannot read plugin.toml: {e}"))),
             };
-            let manifest = Manifest::parse(&text, false).map_err(|e| Failure::new(e.to_string()))?;
+            let manifest =
+                Manifest::parse(&text, false).map_err(|e| Failure::new(e.to_string()))?;
             candidate.name = manifest.name.clone();
             if let Some(library) = manifest.library_path(dir) {
                 candidate.library = library;
@@ -347,7 +359,11 @@ fn inspect_into(candidate: &mut Candidate, location: &Location) -> Result<(), Fa
         )));
     }
     let info = elf::check(&candidate.library).map_err(|e| Failure::new(e.to_string()))?;
-    let embedded = match info.embedded.as_deref().map(toolhost_plugin_api::embed::decode) {
+    let embedded = match info
+        .embedded
+        .as_deref()
+        .map(toolhost_plugin_api::embed::decode)
+    {
         Some(Ok(embedded)) => Some(embedded),
         Some(Err(e)) => return Err(Failure::new(format!("not a toolhost plugin ({e})"))),
         None => None,
@@ -382,7 +398,11 @@ mod tests {
     #[test]
     fn scan_finds_dirs_and_libraries_and_skips_hidden() {
         let root = tempfile::tempdir().unwrap();
-        let lib = format!("{}x{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+        let lib = format!(
+            "{}x{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        );
         std::fs::create_dir(root.path().join("b")).unwrap();
         std::fs::create_dir(root.path().join(".tmp-install")).unwrap();
         std::fs::write(root.path().join(&lib), "").unwrap();
@@ -409,7 +429,12 @@ mod tests {
         assert_eq!(c.failure.unwrap().summary, "missing plugin.toml");
         std::fs::write(dir.join("plugin.toml"), "name = \n").unwrap();
         let c = inspect(PluginSource::User, &Location::Dir(dir), false);
-        assert!(c.failure.unwrap().summary.starts_with("malformed plugin.toml: line 1"));
+        assert!(
+            c.failure
+                .unwrap()
+                .summary
+                .starts_with("malformed plugin.toml: line 1")
+        );
     }
 
     #[test]
@@ -422,9 +447,16 @@ mod tests {
             "name = \"t\"\nversion = \"1.0.0\"\nlibrary = \"t\"\napi = \"^0.1\"\n",
         )
         .unwrap();
-        std::fs::write(dir.join(super::super::manifest::library_file_name("t")), "text").unwrap();
+        std::fs::write(
+            dir.join(super::super::manifest::library_file_name("t")),
+            "text",
+        )
+        .unwrap();
         let c = inspect(PluginSource::User, &Location::Dir(dir), false);
         assert_eq!(c.name, "t");
-        assert_eq!(c.failure.unwrap().summary, "not a shared library (no ELF header)");
+        assert_eq!(
+            c.failure.unwrap().summary,
+            "not a shared library (no ELF header)"
+        );
     }
 }

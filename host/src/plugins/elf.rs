@@ -95,7 +95,11 @@ impl Reader {
                 len: self.len,
             });
         }
-        let mut buf = vec![0u8; usize::try_from(count).map_err(|_| ElfError::Malformed(format!("{what} is too large")))?];
+        let mut buf = vec![
+            0u8;
+            usize::try_from(count)
+                .map_err(|_| ElfError::Malformed(format!("{what} is too large")))?
+        ];
         self.file.seek(SeekFrom::Start(offset))?;
         self.file.read_exact(&mut buf)?;
         Ok(buf)
@@ -191,7 +195,9 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         )));
     }
     if reader.big_endian != cfg!(target_endian = "big") {
-        return Err(ElfError::WrongPlatform("byte order differs from the host's".into()));
+        return Err(ElfError::WrongPlatform(
+            "byte order differs from the host's".into(),
+        ));
     }
     let header = reader.bytes(0, if reader.wide { 64 } else { 52 }, "ELF header")?;
     let e_type = reader.u16(&header, 16);
@@ -274,7 +280,12 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         .ok_or_else(|| ElfError::Malformed("impossible section count".into()))?;
     let table = reader.bytes(shoff, table_len, "the section header table")?;
     let sections: Vec<Section> = (0..shnum)
-        .map(|i| parse_section(&reader, &table[(i * shentsize) as usize..][..min_sh as usize]))
+        .map(|i| {
+            parse_section(
+                &reader,
+                &table[(i * shentsize) as usize..][..min_sh as usize],
+            )
+        })
         .collect();
     let Some(strtab) = sections.get(shstrndx as usize) else {
         return Ok(ElfInfo::default());
@@ -347,7 +358,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for cut in [64usize, 4096, bytes.len() / 2, bytes.len() - 1] {
             let err = check(&write(dir.path(), "cut.so", &bytes[..cut])).unwrap_err();
-            assert!(err.to_string().starts_with("file truncated"), "cut {cut}: {err}");
+            assert!(
+                err.to_string().starts_with("file truncated"),
+                "cut {cut}: {err}"
+            );
         }
     }
 }

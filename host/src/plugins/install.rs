@@ -133,7 +133,9 @@ fn embedded_manifest(library: &Path) -> Result<String, InstallError> {
     let bytes = info.embedded.ok_or_else(|| {
         invalid("no plugin.toml beside it and no embedded manifest: not a toolhost plugin".into())
     })?;
-    Ok(embed::decode(&bytes).map_err(|e| invalid(e.to_string()))?.manifest)
+    Ok(embed::decode(&bytes)
+        .map_err(|e| invalid(e.to_string()))?
+        .manifest)
 }
 
 /// `cargo build` the crate in `dir`; the path of the cdylib it produced.
@@ -154,10 +156,7 @@ fn build_crate(dir: &Path, release: bool) -> Result<PathBuf, InstallError> {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| InstallError::Build(format!("cannot run cargo: {e}")))?;
-    let manifest_path = dir
-        .join("Cargo.toml")
-        .canonicalize()
-        .map_err(io_err(dir))?;
+    let manifest_path = dir.join("Cargo.toml").canonicalize().map_err(io_err(dir))?;
     let mut libraries = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -165,7 +164,10 @@ fn build_crate(dir: &Path, release: bool) -> Result<PathBuf, InstallError> {
                 continue;
             };
             if message["reason"] != "compiler-artifact"
-                || message["manifest_path"].as_str().map(PathBuf::from).as_ref()
+                || message["manifest_path"]
+                    .as_str()
+                    .map(PathBuf::from)
+                    .as_ref()
                     != Some(&manifest_path)
             {
                 continue;
@@ -191,7 +193,9 @@ fn build_crate(dir: &Path, release: bool) -> Result<PathBuf, InstallError> {
         .wait()
         .map_err(|e| InstallError::Build(format!("cargo did not finish: {e}")))?;
     if !status.success() {
-        return Err(InstallError::Build(format!("cargo build exited with {status}")));
+        return Err(InstallError::Build(format!(
+            "cargo build exited with {status}"
+        )));
     }
     match libraries.as_slice() {
         [one] => Ok(one.clone()),
@@ -225,10 +229,11 @@ fn place(manifest_text: &str, library: &Path, root: &Path) -> Result<Installed, 
         .map(|f| f.to_string_lossy().into_owned())
         .ok_or_else(|| InstallError::Source(format!("{} has no file name", library.display())))?;
     // The installed manifest must name the copied file.
-    let mut doc: toml_edit::DocumentMut = manifest_text.parse().map_err(|e| InstallError::Invalid {
-        path: library.to_path_buf(),
-        reason: format!("plugin.toml: {e}"),
-    })?;
+    let mut doc: toml_edit::DocumentMut =
+        manifest_text.parse().map_err(|e| InstallError::Invalid {
+            path: library.to_path_buf(),
+            reason: format!("plugin.toml: {e}"),
+        })?;
     let names_file = manifest
         .library
         .as_deref()
@@ -253,7 +258,11 @@ fn place(manifest_text: &str, library: &Path, root: &Path) -> Result<Installed, 
     }
     let target = root.join(&manifest.name);
     let replaced = target.exists();
-    let old = root.join(format!(".replaced-{}-{}", manifest.name, std::process::id()));
+    let old = root.join(format!(
+        ".replaced-{}-{}",
+        manifest.name,
+        std::process::id()
+    ));
     if replaced {
         std::fs::rename(&target, &old).map_err(io_err(&target))?;
     }

@@ -101,7 +101,10 @@ pub fn summarize_layout(report: &str) -> String {
             .map_or_else(|| "layout mismatch".to_string(), |l| l.to_string());
     };
     let error = lines[start]["Error:".len()..].trim();
-    match (value_after(start, "Expected:"), value_after(start, "Found:")) {
+    match (
+        value_after(start, "Expected:"),
+        value_after(start, "Found:"),
+    ) {
         (Some(expected), Some(found)) => format!("{error} (expected {expected}, found {found})"),
         _ => error.to_string(),
     }
@@ -148,10 +151,10 @@ fn map_library_error(err: LibraryError) -> LoadError {
             RootModuleError::Unwound => "it panicked".into(),
             other => other.to_string().trim().to_string(),
         }),
-        LibraryError::Many(errors) => errors
-            .into_iter()
-            .next()
-            .map_or_else(|| LoadError::RootModule("unknown error".into()), map_library_error),
+        LibraryError::Many(errors) => errors.into_iter().next().map_or_else(
+            || LoadError::RootModule("unknown error".into()),
+            map_library_error,
+        ),
     }
 }
 

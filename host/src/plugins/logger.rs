@@ -6,8 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{PoisonError, RwLock};
 
 use abi_stable::std_types::RStr;
-use tracing::level_filters::LevelFilter;
 use toolhost_plugin_api::abi::{HostLogger, level};
+use tracing::level_filters::LevelFilter;
 
 /// Plugin names by logger id (ids are indexes; libraries are never unloaded).
 static NAMES: RwLock<Vec<String>> = RwLock::new(Vec::new());

@@ -136,8 +136,12 @@ impl Manifest {
         let name = raw.name.ok_or(ManifestError::Missing("name"))?;
         validate_plugin_name(&name).map_err(|reason| invalid("name", reason))?;
         let version = raw.version.ok_or(ManifestError::Missing("version"))?;
-        let version = Version::parse(&version)
-            .map_err(|e| invalid("version", format!("{version:?} is not a semver version: {e}")))?;
+        let version = Version::parse(&version).map_err(|e| {
+            invalid(
+                "version",
+                format!("{version:?} is not a semver version: {e}"),
+            )
+        })?;
         let api = raw.api.ok_or(ManifestError::Missing("api"))?;
         let api = VersionReq::parse(&api)
             .map_err(|e| invalid("api", format!("{api:?} is not a semver requirement: {e}")))?;
@@ -168,7 +172,9 @@ impl Manifest {
 
     /// The library's path for a manifest in `dir`.
     pub fn library_path(&self, dir: &Path) -> Option<PathBuf> {
-        self.library.as_deref().map(|lib| dir.join(library_file_name(lib)))
+        self.library
+            .as_deref()
+            .map(|lib| dir.join(library_file_name(lib)))
     }
 
     /// True when the manifest lets the plugin replace core tool `tool`.
@@ -260,7 +266,8 @@ pub fn check_api(manifest: &Manifest, built_for: Option<&str>) -> Result<(), Api
             } else {
                 v.major == host.major
             };
-            same_line && v >= Version::new(host.major, if host.major == 0 { host.minor } else { 0 }, 0)
+            same_line
+                && v >= Version::new(host.major, if host.major == 0 { host.minor } else { 0 }, 0)
         });
         if !compatible {
             return Err(ApiMismatch {
@@ -303,14 +310,38 @@ mod tests {
     #[test]
     fn manifest_errors_name_the_field() {
         let cases: &[(&str, &str)] = &[
-            ("name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"x\"\n", "missing `api`"),
-            ("version = \"1.0.0\"\nlibrary = \"x\"\napi = \"^0.1\"\n", "missing `name`"),
-            ("name = \"x\"\nversion = \"1.0.0\"\napi = \"^0.1\"\n", "missing `library`"),
-            ("name = \"a b\"\nversion = \"1\"\nlibrary = \"x\"\napi = \"^0.1\"\n", "`name`"),
-            ("name = \"x\"\nversion = \"one\"\nlibrary = \"x\"\napi = \"^0.1\"\n", "`version`"),
-            ("name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"x\"\napi = \"~>0.1\"\n", "`api`"),
-            ("name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"../x\"\napi = \"^0.1\"\n", "`library`"),
-            ("name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"/x\"\napi = \"^0.1\"\n", "`library`"),
+            (
+                "name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"x\"\n",
+                "missing `api`",
+            ),
+            (
+                "version = \"1.0.0\"\nlibrary = \"x\"\napi = \"^0.1\"\n",
+                "missing `name`",
+            ),
+            (
+                "name = \"x\"\nversion = \"1.0.0\"\napi = \"^0.1\"\n",
+                "missing `library`",
+            ),
+            (
+                "name = \"a b\"\nversion = \"1\"\nlibrary = \"x\"\napi = \"^0.1\"\n",
+                "`name`",
+            ),
+            (
+                "name = \"x\"\nversion = \"one\"\nlibrary = \"x\"\napi = \"^0.1\"\n",
+                "`version`",
+            ),
+            (
+                "name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"x\"\napi = \"~>0.1\"\n",
+                "`api`",
+            ),
+            (
+                "name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"../x\"\napi = \"^0.1\"\n",
+                "`library`",
+            ),
+            (
+                "name = \"x\"\nversion = \"1.0.0\"\nlibrary = \"/x\"\napi = \"^0.1\"\n",
+                "`library`",
+            ),
             ("name = [\"x\"\n", "malformed plugin.toml: line 1"),
             ("name = 3\n", "malformed plugin.toml"),
         ];
@@ -338,12 +369,18 @@ mod tests {
         m.api = VersionReq::parse("^0.2").unwrap();
         assert_eq!(
             check_api(&m, None).unwrap_err().to_string(),
-            format!("expected plugin-api {}, plugin built for 0.2", host_api_requirement())
+            format!(
+                "expected plugin-api {}, plugin built for 0.2",
+                host_api_requirement()
+            )
         );
         m.api = VersionReq::parse(&host_api_requirement()).unwrap();
         assert_eq!(
             check_api(&m, Some("0.0.9")).unwrap_err().to_string(),
-            format!("expected plugin-api {}, plugin built for 0.0.9", host_api_requirement())
+            format!(
+                "expected plugin-api {}, plugin built for 0.0.9",
+                host_api_requirement()
+            )
         );
     }
 

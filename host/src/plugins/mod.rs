@@ -277,7 +277,16 @@ pub fn load_plugins(
                 candidate.name
             ))
         } else {
-            load_one(home, config, candidate, &limits, registry, hooks, &mut by_path, record)
+            load_one(
+                home,
+                config,
+                candidate,
+                &limits,
+                registry,
+                hooks,
+                &mut by_path,
+                record,
+            )
         };
         for warning in &record.warnings {
             tracing::warn!(plugin = %record.name, "{warning}");

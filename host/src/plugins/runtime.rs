@@ -180,9 +180,12 @@ impl PluginRuntime {
         self.ensure_usable()?;
         let cancel = AtomicBool::new(false);
         let (args, context) = (args.to_string(), self.context_json(ctx));
-        let result =
-            self.object
-                .call_tool(index, args.as_str().into(), context.as_str().into(), &cancel);
+        let result = self.object.call_tool(
+            index,
+            args.as_str().into(),
+            context.as_str().into(),
+            &cancel,
+        );
         self.outcome(result)
     }
 
@@ -344,7 +347,11 @@ impl PluginRuntime {
         tracing::error!(plugin = %self.name, "plugin {} {reason}", self.name);
         let owner = ToolSource::Plugin(self.name.clone());
         if let Some(registry) = self.registry.upgrade() {
-            let tools = self.tools.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            let tools = self
+                .tools
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
             for tool in tools {
                 if registry.get(&tool).is_some_and(|e| e.source == owner) {
                     registry.deregister(&tool);

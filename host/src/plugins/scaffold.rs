@@ -88,10 +88,14 @@ pub fn create(name: &str, parent: &Path, api: &ApiSource) -> Result<PathBuf, Sca
     };
     validate_plugin_name(name).map_err(|r| invalid(&r))?;
     if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        return Err(invalid("must start with a letter (it is also the crate name)"));
+        return Err(invalid(
+            "must start with a letter (it is also the crate name)",
+        ));
     }
     if name.len() > 58 {
-        return Err(invalid("must be at most 58 characters (tool names get a suffix)"));
+        return Err(invalid(
+            "must be at most 58 characters (tool names get a suffix)",
+        ));
     }
     let lib = name.replace('-', "_");
     let dir = parent.join(name);
@@ -212,7 +216,10 @@ mod tests {
         let api = ApiSource::Version("0.1".into());
         for bad in ["", "9lives", "a b", "../x", "-x"] {
             assert!(
-                matches!(create(bad, parent.path(), &api), Err(ScaffoldError::InvalidName { .. })),
+                matches!(
+                    create(bad, parent.path(), &api),
+                    Err(ScaffoldError::InvalidName { .. })
+                ),
                 "{bad:?}"
             );
         }

@@ -32,7 +32,9 @@ fn slug(title: &str) -> String {
 
 fn note_path(dir: &Path, title: &str) -> Result<PathBuf, ToolError> {
     match slug(title) {
-        s if s.is_empty() => Err(ToolError::invalid_arguments("the title has no letters or digits")),
+        s if s.is_empty() => Err(ToolError::invalid_arguments(
+            "the title has no letters or digits",
+        )),
         s => Ok(dir.join(format!("{s}.md"))),
     }
 }
@@ -79,9 +81,10 @@ fn read(args: Value, _ctx: &ToolContext<'_>) -> ToolResult {
     let path = note_path(&notes_dir()?, args["title"].as_str().unwrap_or_default())?;
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(json!({ "text": text })),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(tool_error(format!("no note named {}", slug(args["title"].as_str().unwrap_or_default()))))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(tool_error(format!(
+            "no note named {}",
+            slug(args["title"].as_str().unwrap_or_default())
+        ))),
         Err(e) => Err(e.into()),
     }
 }

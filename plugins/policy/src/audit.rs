@@ -81,7 +81,9 @@ impl AuditLog {
 
 /// Now as RFC 3339 UTC with milliseconds.
 fn timestamp() -> String {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     let secs = now.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(days as i64);
@@ -132,7 +134,10 @@ mod tests {
         log.tool_call(&record);
         log.approval("approval_request", &ApprovalEvent::default());
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["tool"], "t");
         assert_eq!(lines[0]["args"], Value::Null);

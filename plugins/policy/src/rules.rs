@@ -80,9 +80,10 @@ impl RuleSet {
                 arg: spec.arg.clone(),
                 matches,
                 action: spec.action,
-                message: spec.message.clone().unwrap_or_else(|| {
-                    format!("blocked by policy rule {n} for {}", spec.tool)
-                }),
+                message: spec
+                    .message
+                    .clone()
+                    .unwrap_or_else(|| format!("blocked by policy rule {n} for {}", spec.tool)),
                 set: spec.set.clone().unwrap_or_default(),
             });
         }
@@ -151,13 +152,25 @@ mod tests {
             "action": "deny", "message": "no"
         }]));
         let cases = [
-            ("terminal", json!({"command": "rm -rf /"}), PreDecision::block("no")),
+            (
+                "terminal",
+                json!({"command": "rm -rf /"}),
+                PreDecision::block("no"),
+            ),
             ("terminal", json!({"command": "ls"}), PreDecision::Allow),
-            ("read_file", json!({"command": "rm -rf /"}), PreDecision::Allow),
+            (
+                "read_file",
+                json!({"command": "rm -rf /"}),
+                PreDecision::Allow,
+            ),
             ("terminal", json!({}), PreDecision::Allow),
         ];
         for (tool, args, expected) in cases {
-            assert_eq!(set.decide(&call(tool, args.clone())), expected, "{tool} {args}");
+            assert_eq!(
+                set.decide(&call(tool, args.clone())),
+                expected,
+                "{tool} {args}"
+            );
         }
     }
 

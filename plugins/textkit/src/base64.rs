@@ -29,12 +29,12 @@ fn value(c: u8) -> Option<u32> {
 
 /// Decode `text` (whitespace is ignored; padding is optional).
 pub fn decode(text: &str) -> Result<Vec<u8>, String> {
-    let symbols: Vec<u8> = text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
+    let symbols: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     let trimmed: &[u8] = {
-        let end = symbols.iter().rposition(|&b| b != b'=').map_or(0, |p| p + 1);
+        let end = symbols
+            .iter()
+            .rposition(|&b| b != b'=')
+            .map_or(0, |p| p + 1);
         &symbols[..end]
     };
     if trimmed.len() % 4 == 1 {
@@ -44,7 +44,8 @@ pub fn decode(text: &str) -> Result<Vec<u8>, String> {
     for chunk in trimmed.chunks(4) {
         let mut n = 0u32;
         for (i, &c) in chunk.iter().enumerate() {
-            let v = value(c).ok_or_else(|| format!("invalid base64 character {:?}", char::from(c)))?;
+            let v =
+                value(c).ok_or_else(|| format!("invalid base64 character {:?}", char::from(c)))?;
             n |= v << (18 - 6 * i);
         }
         let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
