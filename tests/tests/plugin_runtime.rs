@@ -162,13 +162,24 @@ fn a_plugin_is_disabled_after_max_panics() {
     let plugins = dir.path().join("plugins");
     add_plugin(&plugins, "good", "fixture_good", "");
     add_plugin(&plugins, "handler-panics", "fixture_handler_panics", "");
-    let config = PluginsConfig {
-        max_panics: 2,
+    // The global limit says 1; the plugin's own `[plugins.limits.handler-panics]` says 2.
+    let mut config = PluginsConfig {
+        max_panics: 1,
         ..PluginsConfig::default()
     };
+    config.limits.insert(
+        "handler-panics".into(),
+        toolhost::plugins::config::LimitOverrides {
+            max_panics: Some(2),
+            ..Default::default()
+        },
+    );
     let (registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), &config);
     let ctx = ToolContext::default();
-    for _ in 0..2 {
+    let first = dispatcher.call("boom", "{}", &ctx);
+    assert!(first.text.contains("panic: boom tool exploded"), "{}", first.text);
+    assert_eq!(set.get("handler-panics").unwrap().status, PluginStatus::Loaded);
+    for _ in 0..1 {
         let out = dispatcher.call("boom", "{}", &ctx);
         assert_eq!(out.status, CallStatus::Error);
         assert!(

@@ -15,6 +15,9 @@
 //!
 //! [plugins.config.policy]     # settings handed to the plugin named `policy`
 //! audit_log = "audit/tools.jsonl"
+//!
+//! [plugins.limits.textkit]     # per-plugin overrides of the four limits above
+//! timeout_secs = 0             # a trusted, quick plugin: run inline (no thread handoff)
 //! ```
 
 use std::collections::BTreeMap;
@@ -46,6 +49,23 @@ pub struct PluginsConfig {
     pub max_hung_calls: u32,
     /// Per-plugin settings, handed to the plugin at registration.
     pub config: BTreeMap<String, toml::Value>,
+    /// Per-plugin overrides of `max_panics`, `timeout_secs`, `check_timeout_secs` and
+    /// `max_hung_calls`.
+    pub limits: BTreeMap<String, LimitOverrides>,
+}
+
+/// `[plugins.limits.<name>]`: any of the limits, for one plugin.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct LimitOverrides {
+    /// Overrides `plugins.max_panics`.
+    pub max_panics: Option<u32>,
+    /// Overrides `plugins.timeout_secs`.
+    pub timeout_secs: Option<f64>,
+    /// Overrides `plugins.check_timeout_secs`.
+    pub check_timeout_secs: Option<f64>,
+    /// Overrides `plugins.max_hung_calls`.
+    pub max_hung_calls: Option<u32>,
 }
 
 impl Default for PluginsConfig {
@@ -61,6 +81,7 @@ impl Default for PluginsConfig {
             check_timeout_secs: 5.0,
             max_hung_calls: 4,
             config: BTreeMap::new(),
+            limits: BTreeMap::new(),
         }
     }
 }
@@ -126,6 +147,14 @@ mod tests {
             serde_json::json!({"audit_log": "a.jsonl", "n": 3})
         );
         assert!(config.settings_json("other").is_null());
+    }
+
+    #[test]
+    fn per_plugin_limits_parse() {
+        let config: PluginsConfig =
+            toml::from_str("timeout_secs = 30\n[limits.fast]\ntimeout_secs = 0\n").unwrap();
+        assert_eq!(config.limits["fast"].timeout_secs, Some(0.0));
+        assert_eq!(config.limits["fast"].max_panics, None);
     }
 
     #[test]

@@ -245,7 +245,6 @@ pub fn load_plugins(
         }
     }
 
-    let limits = RuntimeLimits::from_config(config);
     let mut by_path: HashMap<PathBuf, String> = HashMap::new();
     let mut records = Vec::with_capacity(candidates.len());
     for (i, candidate) in candidates.iter().enumerate() {
@@ -277,16 +276,7 @@ pub fn load_plugins(
                 candidate.name
             ))
         } else {
-            load_one(
-                home,
-                config,
-                candidate,
-                &limits,
-                registry,
-                hooks,
-                &mut by_path,
-                record,
-            )
+            load_one(home, config, candidate, registry, hooks, &mut by_path, record)
         };
         for warning in &record.warnings {
             tracing::warn!(plugin = %record.name, "{warning}");
@@ -299,12 +289,10 @@ pub fn load_plugins(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn load_one(
     home: &Home,
     config: &PluginsConfig,
     candidate: &Candidate,
-    limits: &RuntimeLimits,
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
     by_path: &mut HashMap<PathBuf, String>,
@@ -333,7 +321,7 @@ fn load_one(
     let runtime = PluginRuntime::new(
         &candidate.name,
         Arc::clone(&library.object),
-        limits.clone(),
+        RuntimeLimits::for_plugin(config, &candidate.name),
         registry,
         hooks,
     );

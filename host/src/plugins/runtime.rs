@@ -33,14 +33,15 @@ pub struct RuntimeLimits {
 }
 
 impl RuntimeLimits {
-    /// Limits from `[plugins]`.
-    pub fn from_config(config: &super::PluginsConfig) -> Self {
+    /// Limits for plugin `name` from `[plugins]` and `[plugins.limits.<name>]`.
+    pub fn for_plugin(config: &super::PluginsConfig, name: &str) -> Self {
         let secs = |s: f64| (s > 0.0 && s.is_finite()).then(|| Duration::from_secs_f64(s));
+        let own = config.limits.get(name).cloned().unwrap_or_default();
         RuntimeLimits {
-            max_panics: config.max_panics,
-            timeout: secs(config.timeout_secs),
-            check_timeout: secs(config.check_timeout_secs),
-            max_hung: config.max_hung_calls.max(1),
+            max_panics: own.max_panics.unwrap_or(config.max_panics),
+            timeout: secs(own.timeout_secs.unwrap_or(config.timeout_secs)),
+            check_timeout: secs(own.check_timeout_secs.unwrap_or(config.check_timeout_secs)),
+            max_hung: own.max_hung_calls.unwrap_or(config.max_hung_calls).max(1),
         }
     }
 }
