@@ -107,3 +107,34 @@ fn override_permission_lets_a_plugin_replace_a_core_tool() {
     let out = registry.dispatch_blocking("read_file", json!({}), &ToolContext::default());
     assert_eq!(out.text, r#"{"from":"plugin"}"#);
 }
+
+#[test]
+fn the_cli_refuses_a_plugin_tool_named_like_a_core_tool() {
+    use toolhost_tests::plugin_fixtures::{isolated, list_json, record};
+    use toolhost_tests::{TestHome, stdout};
+    let home = TestHome::new();
+    add_plugin(&home.path().join("plugins"), "good", "fixture_good", "");
+    add_plugin(
+        &home.path().join("plugins"),
+        "collide",
+        "fixture_collide",
+        "",
+    );
+    let records = list_json(isolated(&home));
+    let collide = record(&records, "collide", None);
+    assert_eq!(collide["status"], "loaded");
+    assert_eq!(collide["tools"], json!(["collide_ok"]));
+    assert_eq!(collide["refused_tools"][0]["name"], "read_file");
+    // `read_file` is still the core tool: it does not answer with the plugin's result.
+    let out = toolhost_tests::plugin_fixtures::run(
+        isolated(&home),
+        &["call", "read_file", r#"{"path":"/nonexistent/x"}"#],
+    );
+    assert!(
+        !stdout(&out).contains("\"from\":\"plugin\""),
+        "{}",
+        stdout(&out)
+    );
+    let out = toolhost_tests::plugin_fixtures::run(isolated(&home), &["call", "good_echo", "{}"]);
+    assert!(out.status.success());
+}

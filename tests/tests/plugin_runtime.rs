@@ -177,8 +177,15 @@ fn a_plugin_is_disabled_after_max_panics() {
     let (registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), &config);
     let ctx = ToolContext::default();
     let first = dispatcher.call("boom", "{}", &ctx);
-    assert!(first.text.contains("panic: boom tool exploded"), "{}", first.text);
-    assert_eq!(set.get("handler-panics").unwrap().status, PluginStatus::Loaded);
+    assert!(
+        first.text.contains("panic: boom tool exploded"),
+        "{}",
+        first.text
+    );
+    assert_eq!(
+        set.get("handler-panics").unwrap().status,
+        PluginStatus::Loaded
+    );
     for _ in 0..1 {
         let out = dispatcher.call("boom", "{}", &ctx);
         assert_eq!(out.status, CallStatus::Error);

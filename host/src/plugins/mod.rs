@@ -276,7 +276,15 @@ pub fn load_plugins(
                 candidate.name
             ))
         } else {
-            load_one(home, config, candidate, registry, hooks, &mut by_path, record)
+            load_one(
+                home,
+                config,
+                candidate,
+                registry,
+                hooks,
+                &mut by_path,
+                record,
+            )
         };
         for warning in &record.warnings {
             tracing::warn!(plugin = %record.name, "{warning}");
