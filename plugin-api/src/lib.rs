@@ -29,7 +29,7 @@
 //! # What a plugin can do
 //!
 //! - **Tools** ([`Tool`]): a name, a toolset, a JSON Schema (from [`json!`] or, with the
-//!   `schemars` feature, derived with [`Tool::typed`]), a handler
+//!   `schemars` feature, derived with `Tool::typed`), a handler
 //!   `Fn(Value, &ToolContext) -> Result<Value, ToolError>`, and optionally an
 //!   availability check, required environment variables, an emoji, a result size limit
 //!   and a parallel-safe flag.
@@ -55,6 +55,7 @@
 
 // `#[sabi_trait]` expansions trip this lint on current compilers.
 #![allow(non_local_definitions)]
+#![warn(missing_docs)]
 
 pub mod abi;
 pub mod context;

@@ -130,8 +130,8 @@ impl Host {
         self.config.get(key)
     }
 
-    /// The plugin's configuration deserialized into `T` (`T::default()`-like errors are
-    /// the caller's: a missing table deserializes from `null`).
+    /// The plugin's configuration deserialized into `T`. A missing table reads as an
+    /// empty one, so a `#[serde(default)]` struct gets its defaults.
     pub fn settings<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         match &self.config {
             Value::Null => serde_json::from_value(Value::Object(Default::default())),
