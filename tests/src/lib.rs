@@ -5,6 +5,7 @@
 //! is `cargo build --workspace && cargo test --workspace` (see README / .ci/run).
 
 pub mod plugin_fixtures;
+pub mod ci_services;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

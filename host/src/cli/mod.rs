@@ -4,6 +4,7 @@
 //! Exit codes: 0 success; 1 the tool result is an error object (`call`); 2 bad usage or
 //! input, or toolhost could not start (bad config).
 
+mod approvals;
 mod call;
 mod dispatch;
 mod input;
@@ -59,6 +60,8 @@ pub enum Command {
     Dispatch(dispatch::DispatchArgs),
     /// Manage native plugins: list, info, doctor, new, install, enable, disable.
     Plugins(plugins::PluginsArgs),
+    /// Judge commands with the dangerous-command detector; manage permanent approvals.
+    Approvals(approvals::ApprovalsArgs),
 }
 
 /// Why a command failed (printed as one line on stderr, exit code 2).
@@ -127,6 +130,7 @@ pub fn main() -> ExitCode {
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
         Command::Plugins(args) => plugins::run(&cli, args),
+        Command::Approvals(args) => approvals::run(&cli, args),
     };
     match outcome {
         Ok(code) => code,
