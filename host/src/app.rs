@@ -1,6 +1,9 @@
 //! Assembling a running toolhost: home → configuration → registry and hooks → core
 //! tools → plugins → MCP servers → dispatch pipeline.
 //!
+//! Plugins are discovered after the core tools, so a plugin tool that would replace a
+//! core tool can be refused (unless its manifest has `override` permission).
+//!
 //! Discovery never fails as a whole: a core tool, plugin or server that cannot load is
 //! logged, recorded for `doctor`-style reporting, and skipped.
 
@@ -16,6 +19,7 @@ use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContex
 use crate::batch::{BatchOptions, PathResolver, canonical_path};
 use crate::config::{ConfigError, LoadedConfig};
 use crate::dispatch::{AgentLoopHandler, Dispatcher};
+use crate::plugins::{PluginSet, Roots, load_plugins};
 use crate::spill::ResultSpill;
 use crate::toolsets::{Toolsets, ToolsetsError};
 
@@ -85,6 +89,8 @@ pub struct Toolhost {
     pub dispatcher: Dispatcher,
     /// Core tools that failed to register.
     pub core_failures: Vec<CoreToolFailure>,
+    /// Every plugin found: loaded, disabled or failed.
+    pub plugins: PluginSet,
 }
 
 impl std::fmt::Debug for Toolhost {
@@ -126,6 +132,9 @@ impl Toolhost {
         ));
         let toolsets = Toolsets::from_config(&config.config.toolsets)?;
         let core_failures = register_core_tools(&registry, &services);
+        let plugin_config = &config.config.plugins;
+        let roots = Roots::from_process(&home, plugin_config);
+        let plugins = load_plugins(&home, plugin_config, &roots, &registry, &hooks);
         let agent_loop: Arc<dyn AgentLoopHandler> =
             Arc::new(AgentLoopState::from_services(&services));
         let dispatcher = Dispatcher::new(
@@ -144,6 +153,7 @@ impl Toolhost {
             toolsets,
             dispatcher,
             core_failures,
+            plugins,
         })
     }
 

@@ -12,6 +12,7 @@ use tools_core::environments::TerminalSettings;
 use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
+use crate::plugins::PluginsConfig;
 use crate::toolsets::ToolsetsConfig;
 
 /// The whole configuration file.
@@ -27,6 +28,8 @@ pub struct Config {
     pub approvals: ApprovalSettings,
     /// `[dispatch]` — batch concurrency, deadlines, result limits.
     pub dispatch: DispatchSettings,
+    /// `[plugins]` — native plugin discovery, enable/disable, limits, settings.
+    pub plugins: PluginsConfig,
     /// `[memory]` — the memory tool's character budgets.
     pub memory: MemorySettings,
     /// `[clarify]` — how long `clarify` waits for an answer.

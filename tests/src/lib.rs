@@ -4,6 +4,7 @@
 //! `cargo test` does not build cdylibs or other packages' binaries, so the test command
 //! is `cargo build --workspace && cargo test --workspace` (see README / .ci/run).
 
+pub mod plugin_fixtures;
 pub mod ci_services;
 
 use std::io::Write;

@@ -9,6 +9,7 @@ mod call;
 mod dispatch;
 mod input;
 mod logging;
+mod plugins;
 mod schema;
 mod selection;
 mod tools;
@@ -21,7 +22,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use tools_core::Home;
+
 use crate::app::{StartError, StartOptions, Toolhost};
+use crate::config::LoadedConfig;
 
 /// A tool runtime for LLM agents.
 #[derive(Debug, Parser)]
@@ -54,6 +58,8 @@ pub enum Command {
     Call(call::CallArgs),
     /// Execute the tool calls of an assistant message; print the tool messages.
     Dispatch(dispatch::DispatchArgs),
+    /// Manage native plugins: list, info, doctor, new, install, enable, disable.
+    Plugins(plugins::PluginsArgs),
     /// Judge commands with the dangerous-command detector; manage permanent approvals.
     Approvals(approvals::ApprovalsArgs),
 }
@@ -87,8 +93,30 @@ impl Cli {
         }
     }
 
+    /// Start toolhost; every plugin that failed to load gets one line on stderr.
     fn start(&self) -> Result<Toolhost, CliError> {
+        let host = self.start_quiet()?;
+        for failure in host.plugins.failures() {
+            eprintln!("toolhost: {}", failure.failure_line());
+        }
+        Ok(host)
+    }
+
+    /// Start toolhost without reporting plugin failures (the `plugins` commands show
+    /// them their own way).
+    fn start_quiet(&self) -> Result<Toolhost, CliError> {
         Ok(Toolhost::start(&self.start_options())?)
+    }
+
+    /// The home directory.
+    fn home(&self) -> Result<Home, CliError> {
+        Home::resolve(self.home.as_deref()).map_err(|e| CliError::Start(e.into()))
+    }
+
+    /// The configuration, without starting anything.
+    fn load_config(&self, home: &Home) -> Result<LoadedConfig, CliError> {
+        LoadedConfig::load(self.config.as_deref(), &home.config_file())
+            .map_err(|e| CliError::Start(e.into()))
     }
 }
 
@@ -102,6 +130,7 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema::run(&cli, args),
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
+        Command::Plugins(args) => plugins::run(&cli, args),
         Command::Approvals(args) => approvals::run(&cli, args),
     };
     match outcome {
