@@ -161,7 +161,7 @@ impl Dispatcher {
 
     /// Run one call synchronously; sync handlers run on this thread.
     pub fn call(&self, name: &str, args_json: &str, ctx: &ToolContext) -> CallOutcome {
-        let started = Instant::now();
+        let started = self.clock();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             match self.prepare(name, args_json, ctx) {
                 Prepared::Done { outcome, args } => {
@@ -180,7 +180,7 @@ impl Dispatcher {
 
     /// Run one call from async code; sync handlers go to the blocking pool.
     pub async fn call_async(&self, name: &str, args_json: &str, ctx: &ToolContext) -> CallOutcome {
-        let started = Instant::now();
+        let started = self.clock();
         let pipeline = async {
             match self.prepare(name, args_json, ctx) {
                 Prepared::Done { outcome, args } => {
@@ -196,6 +196,13 @@ impl Dispatcher {
         CatchUnwind::new(pipeline)
             .await
             .unwrap_or_else(|panic| pipeline_failure(name, &panic_message(&panic)))
+    }
+
+    /// The call's start, read only when a result hook will want its duration (a clock
+    /// read is a noticeable part of a no-op call). A hook registered while the call runs
+    /// sees a zero duration for it.
+    fn clock(&self) -> Option<Instant> {
+        self.hooks.has_result_hooks().then(Instant::now)
     }
 
     fn split_args(&self, args: Value) -> (Value, Value) {
@@ -289,7 +296,7 @@ impl Dispatcher {
         entry: &ToolEntry,
         args: &Value,
         result: DispatchResult,
-        started: Instant,
+        started: Option<Instant>,
         ctx: &ToolContext,
     ) -> CallOutcome {
         let mut outcome = CallOutcome {
@@ -302,7 +309,7 @@ impl Dispatcher {
                 args,
                 result: &outcome.text,
                 status: outcome.status,
-                duration: started.elapsed(),
+                duration: started.map_or(Duration::ZERO, |at| at.elapsed()),
                 ctx,
             };
             self.hooks.run_post_tool_call(&record);
@@ -323,7 +330,7 @@ impl Dispatcher {
         name: &str,
         args: &Value,
         outcome: CallOutcome,
-        started: Instant,
+        started: Option<Instant>,
         ctx: &ToolContext,
     ) -> CallOutcome {
         if self.hooks.has_result_hooks() {
@@ -332,7 +339,7 @@ impl Dispatcher {
                 args,
                 result: &outcome.text,
                 status: outcome.status,
-                duration: started.elapsed(),
+                duration: started.map_or(Duration::ZERO, |at| at.elapsed()),
                 ctx,
             });
         }

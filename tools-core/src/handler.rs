@@ -2,7 +2,9 @@
 //!
 //! A sync handler runs on a blocking thread (the caller's own thread when the pipeline
 //! is driven synchronously, tokio's blocking pool otherwise); an async handler is awaited.
-//! Both return a JSON value; the registry serializes it into the result string.
+//! A hybrid handler has both forms of one operation, so neither path pays a bridge: the
+//! blocking form runs on the caller's thread, the async form is awaited. All return a
+//! JSON value; the registry serializes it into the result string.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -33,6 +35,16 @@ pub enum ToolHandler {
     Sync(Arc<SyncHandlerFn>),
     /// Awaited on the host's runtime.
     Async(Arc<AsyncHandlerFn>),
+    /// One operation in two forms, for handlers that do their work elsewhere and only
+    /// wait for it (native plugin calls run on the plugin executor): `blocking` runs on
+    /// the calling thread when the pipeline is driven synchronously (it may block that
+    /// thread while it waits), `awaited` is awaited from async code and must not block.
+    Hybrid {
+        /// Used by synchronous dispatch, on the caller's thread.
+        blocking: Arc<SyncHandlerFn>,
+        /// Used by async dispatch.
+        awaited: Arc<AsyncHandlerFn>,
+    },
 }
 
 impl ToolHandler {
@@ -53,18 +65,31 @@ impl ToolHandler {
         ToolHandler::Async(Arc::new(move |args, ctx| Box::pin(f(args, ctx))))
     }
 
-    /// True for async handlers (the seed's `is_async`).
+    /// Wrap both forms of one operation (see [`ToolHandler::Hybrid`]).
+    pub fn hybrid<B, A, Fut>(blocking: B, awaited: A) -> Self
+    where
+        B: Fn(Value, &ToolContext) -> ToolOutcome + Send + Sync + 'static,
+        A: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutcome> + Send + 'static,
+    {
+        ToolHandler::Hybrid {
+            blocking: Arc::new(blocking),
+            awaited: Arc::new(move |args, ctx| Box::pin(awaited(args, ctx))),
+        }
+    }
+
+    /// True for handlers that can be awaited (the seed's `is_async`).
     pub fn is_async(&self) -> bool {
-        matches!(self, ToolHandler::Async(_))
+        matches!(self, ToolHandler::Async(_) | ToolHandler::Hybrid { .. })
     }
 }
 
 impl std::fmt::Debug for ToolHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.is_async() {
-            "ToolHandler::Async"
-        } else {
-            "ToolHandler::Sync"
+        f.write_str(match self {
+            ToolHandler::Sync(_) => "ToolHandler::Sync",
+            ToolHandler::Async(_) => "ToolHandler::Async",
+            ToolHandler::Hybrid { .. } => "ToolHandler::Hybrid",
         })
     }
 }

@@ -12,6 +12,7 @@
 //! crashes blocks the call (fail closed) rather than silently letting it through.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -175,10 +176,16 @@ pub struct HookCounts {
     pub post_approval_response: usize,
 }
 
-/// The hook registry. Cheap to query when empty.
+/// The hook registry. Cheap to query when empty: whether any `pre_tool_call` or
+/// result hook exists is kept in flags beside the lists, so a call with no hooks never
+/// takes the lock.
 #[derive(Default)]
 pub struct Hooks {
     lists: RwLock<Lists>,
+    /// `pre` is not empty.
+    any_pre: AtomicBool,
+    /// `post` or `transform_result` is not empty.
+    any_result: AtomicBool,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -209,8 +216,15 @@ impl Hooks {
         self.lists.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Lists> {
-        self.lists.write().unwrap_or_else(PoisonError::into_inner)
+    /// Change the lists under the write lock and refresh the flags before releasing it.
+    fn edit(&self, change: impl FnOnce(&mut Lists)) {
+        let mut lists = self.lists.write().unwrap_or_else(PoisonError::into_inner);
+        change(&mut lists);
+        self.any_pre.store(!lists.pre.is_empty(), Ordering::Release);
+        self.any_result.store(
+            !(lists.post.is_empty() && lists.transform_result.is_empty()),
+            Ordering::Release,
+        );
     }
 
     /// Register a `pre_tool_call` hook owned by `owner` (a plugin name, `host`, ...).
@@ -218,10 +232,11 @@ impl Hooks {
     where
         F: Fn(&PreToolCall<'_>) -> PreToolDecision + Send + Sync + 'static,
     {
-        self.write().pre.push(Named {
+        let hook: Named<PreFn> = Named {
             owner: owner.into(),
             f: Arc::new(f),
-        });
+        };
+        self.edit(|lists| lists.pre.push(hook));
     }
 
     /// Register a `post_tool_call` observer.
@@ -229,10 +244,11 @@ impl Hooks {
     where
         F: Fn(&ToolCallRecord<'_>) + Send + Sync + 'static,
     {
-        self.write().post.push(Named {
+        let hook: Named<PostFn> = Named {
             owner: owner.into(),
             f: Arc::new(f),
-        });
+        };
+        self.edit(|lists| lists.post.push(hook));
     }
 
     /// Register a `transform_tool_result` hook.
@@ -240,10 +256,11 @@ impl Hooks {
     where
         F: Fn(&ToolCallRecord<'_>) -> Option<String> + Send + Sync + 'static,
     {
-        self.write().transform_result.push(Named {
+        let hook: Named<TransformResultFn> = Named {
             owner: owner.into(),
             f: Arc::new(f),
-        });
+        };
+        self.edit(|lists| lists.transform_result.push(hook));
     }
 
     /// Register a `transform_terminal_output` hook.
@@ -251,10 +268,11 @@ impl Hooks {
     where
         F: Fn(&TerminalOutput<'_>) -> Option<String> + Send + Sync + 'static,
     {
-        self.write().transform_terminal.push(Named {
+        let hook: Named<TransformTerminalFn> = Named {
             owner: owner.into(),
             f: Arc::new(f),
-        });
+        };
+        self.edit(|lists| lists.transform_terminal.push(hook));
     }
 
     /// Register a `pre_approval_request` observer.
@@ -262,10 +280,11 @@ impl Hooks {
     where
         F: Fn(&ApprovalEvent<'_>) + Send + Sync + 'static,
     {
-        self.write().pre_approval.push(Named {
+        let hook: Named<ApprovalFn> = Named {
             owner: owner.into(),
             f: Arc::new(f),
-        });
+        };
+        self.edit(|lists| lists.pre_approval.push(hook));
     }
 
     /// Register a `post_approval_response` observer.
@@ -273,21 +292,23 @@ impl Hooks {
     where
         F: Fn(&ApprovalEvent<'_>) + Send + Sync + 'static,
     {
-        self.write().post_approval.push(Named {
+        let hook: Named<ApprovalFn> = Named {
             owner: owner.into(),
             f: Arc::new(f),
-        });
+        };
+        self.edit(|lists| lists.post_approval.push(hook));
     }
 
     /// Remove every hook registered by `owner` (a plugin being disabled).
     pub fn remove_owner(&self, owner: &str) {
-        let mut lists = self.write();
-        lists.pre.retain(|h| h.owner != owner);
-        lists.post.retain(|h| h.owner != owner);
-        lists.transform_result.retain(|h| h.owner != owner);
-        lists.transform_terminal.retain(|h| h.owner != owner);
-        lists.pre_approval.retain(|h| h.owner != owner);
-        lists.post_approval.retain(|h| h.owner != owner);
+        self.edit(|lists| {
+            lists.pre.retain(|h| h.owner != owner);
+            lists.post.retain(|h| h.owner != owner);
+            lists.transform_result.retain(|h| h.owner != owner);
+            lists.transform_terminal.retain(|h| h.owner != owner);
+            lists.pre_approval.retain(|h| h.owner != owner);
+            lists.post_approval.retain(|h| h.owner != owner);
+        });
     }
 
     /// How many hooks of each kind are registered, optionally only `owner`'s.
@@ -323,6 +344,9 @@ impl Hooks {
         args: &Value,
         ctx: &ToolContext,
     ) -> PreToolDecision {
+        if !self.any_pre.load(Ordering::Acquire) {
+            return PreToolDecision::Allow;
+        }
         let hooks = {
             let lists = self.read();
             if lists.pre.is_empty() {
@@ -364,8 +388,7 @@ impl Hooks {
     /// True when no `post_tool_call` or `transform_tool_result` hook is registered
     /// (lets the pipeline skip building the record).
     pub fn has_result_hooks(&self) -> bool {
-        let lists = self.read();
-        !(lists.post.is_empty() && lists.transform_result.is_empty())
+        self.any_result.load(Ordering::Acquire)
     }
 
     /// Run the `post_tool_call` observers.

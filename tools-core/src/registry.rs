@@ -77,9 +77,11 @@ impl DispatchResult {
     }
 }
 
+/// Tool names are few and come from trusted registrations; every call hashes one, so
+/// the map uses foldhash (randomly seeded per process) rather than SipHash.
 #[derive(Default)]
 struct Inner {
-    tools: HashMap<String, Arc<ToolEntry>>,
+    tools: HashMap<String, Arc<ToolEntry>, foldhash::fast::RandomState>,
     aliases: BTreeMap<String, String>,
 }
 
@@ -304,7 +306,7 @@ async fn guarded(fut: BoxFuture<'static, ToolOutcome>) -> ToolOutcome {
 /// Run an entry's handler on the current thread. Never panics.
 pub fn run_entry_blocking(entry: &ToolEntry, args: Value, ctx: &ToolContext) -> DispatchResult {
     let outcome = match &entry.handler {
-        ToolHandler::Sync(f) => {
+        ToolHandler::Sync(f) | ToolHandler::Hybrid { blocking: f, .. } => {
             catch_unwind(AssertUnwindSafe(|| f(args, ctx))).unwrap_or_else(caught_panic)
         }
         ToolHandler::Async(f) => {
@@ -332,7 +334,9 @@ pub async fn run_entry(entry: &ToolEntry, args: Value, ctx: &ToolContext) -> Dis
                 Err(join) => Err(ToolError::other("runtime", join.to_string())),
             }
         }
-        ToolHandler::Async(f) => guarded(f(args, ctx.clone())).await,
+        ToolHandler::Async(f) | ToolHandler::Hybrid { awaited: f, .. } => {
+            guarded(f(args, ctx.clone())).await
+        }
     };
     DispatchResult::from_outcome(outcome)
 }

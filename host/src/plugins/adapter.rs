@@ -158,10 +158,12 @@ fn build_entry(
     source: &ToolSource,
 ) -> Result<ToolEntry, String> {
     let handler = if runtime.limits().timeout.is_some() {
-        let runtime = Arc::clone(runtime);
-        ToolHandler::from_async(move |args, ctx| {
-            Arc::clone(&runtime).call_guarded(index, args, ctx)
-        })
+        // Blocking dispatch waits on its own thread; async dispatch awaits the worker.
+        let (blocking, awaited) = (Arc::clone(runtime), Arc::clone(runtime));
+        ToolHandler::hybrid(
+            move |args, ctx| blocking.call_blocking(index, &args, ctx),
+            move |args, ctx| Arc::clone(&awaited).call_guarded(index, args, ctx),
+        )
     } else {
         let runtime = Arc::clone(runtime);
         ToolHandler::sync(move |args, ctx| runtime.call_inline(index, &args, ctx))

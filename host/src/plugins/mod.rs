@@ -10,9 +10,11 @@
 //! full detail for `toolhost plugins doctor`.
 
 pub mod adapter;
+pub mod call;
 pub mod config;
 pub mod discovery;
 pub mod elf;
+pub mod executor;
 pub mod install;
 pub mod loader;
 mod logger;

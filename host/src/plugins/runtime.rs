@@ -1,14 +1,15 @@
 //! A loaded plugin at run time: its calls, timeouts, panic count and kill switch.
 //!
-//! Tool calls run the plugin's synchronous handler on tokio's blocking pool under a
-//! timeout (or inline when `timeout_secs = 0`). A call that times out is answered with a
-//! timeout error at once; its thread keeps running until the handler returns (a thread
-//! cannot be killed), the handler sees `ctx.is_cancelled()`, and the call counts as
-//! *hung* until then. Too many hung calls and the plugin's tools are refused. Every
+//! Tool calls run the plugin's synchronous handler on the plugin executor under a
+//! timeout (see [`super::call`] and [`super::executor`]), or inline when
+//! `timeout_secs = 0`. A call that times out is answered with a timeout error at once;
+//! its worker keeps running until the handler returns (a thread cannot be killed), the
+//! handler sees `ctx.is_cancelled()`, and the call counts as *hung* until then. Too
+//! many hung calls and the plugin's tools are refused. Every
 //! panic the SDK catches (handler, check or hook) is counted; at `max_panics` the
 //! plugin's tools are deregistered and its hooks removed for the rest of the process.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -46,24 +47,19 @@ impl RuntimeLimits {
     }
 }
 
-const RUNNING: u8 = 0;
-const DONE: u8 = 1;
-const ABANDONED: u8 = 2;
-
-/// One guarded call: the flag the handler sees, and who finished first.
-#[derive(Default)]
-struct CallState {
-    cancel: AtomicBool,
-    phase: AtomicU8,
-}
-
-/// The call context as the plugin receives it.
+/// The call context as the plugin receives it. Empty fields are left out: the SDK
+/// reads a missing field as empty, and a call context is built for every call.
 #[derive(Serialize)]
 struct WireContext<'a> {
+    #[serde(skip_serializing_if = "str::is_empty")]
     task_id: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
     session_id: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
     tool_call_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     user_task: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     timeout_ms: Option<u64>,
 }
 
@@ -165,7 +161,7 @@ impl PluginRuntime {
         Ok(())
     }
 
-    fn context_json(&self, ctx: &ToolContext) -> String {
+    pub(super) fn context_json(&self, ctx: &ToolContext) -> String {
         serde_json::to_string(&WireContext {
             task_id: &ctx.task_id,
             session_id: &ctx.session_id,
@@ -180,7 +176,8 @@ impl PluginRuntime {
     pub fn call_inline(&self, index: u32, args: &Value, ctx: &ToolContext) -> ToolOutcome {
         self.ensure_usable()?;
         let cancel = AtomicBool::new(false);
-        let (args, context) = (args.to_string(), self.context_json(ctx));
+        let args = serde_json::to_string(args).unwrap_or_else(|_| args.to_string());
+        let context = self.context_json(ctx);
         let result = self.object.call_tool(
             index,
             args.as_str().into(),
@@ -190,8 +187,17 @@ impl PluginRuntime {
         self.outcome(result)
     }
 
-    /// Run tool `index` on the blocking pool with the timeout; also gives up when
-    /// `ctx.cancel` fires. Needs a tokio runtime.
+    /// Run tool `index` on the plugin executor and block this thread until it answers,
+    /// the timeout passes or `ctx.cancel` fires (see [`super::call`]).
+    pub fn call_blocking(self: &Arc<Self>, index: u32, args: &Value, ctx: &ToolContext) -> ToolOutcome {
+        self.ensure_usable()?;
+        let limit = self.limits.timeout.unwrap_or(Duration::MAX);
+        super::call::call_blocking(self, index, args, ctx, limit)
+    }
+
+    /// Run tool `index` on the plugin executor from async code, with the timeout; also
+    /// gives up when `ctx.cancel` fires. Never blocks the runtime's thread for more than
+    /// a few microseconds. Needs a tokio runtime with timers.
     pub async fn call_guarded(
         self: Arc<Self>,
         index: u32,
@@ -199,55 +205,21 @@ impl PluginRuntime {
         ctx: ToolContext,
     ) -> ToolOutcome {
         self.ensure_usable()?;
-        let state = Arc::new(CallState::default());
-        let (args, context) = (args.to_string(), self.context_json(&ctx));
-        let (runtime, call) = (Arc::clone(&self), Arc::clone(&state));
-        let task = tokio::task::spawn_blocking(move || {
-            let result = runtime.object.call_tool(
-                index,
-                args.as_str().into(),
-                context.as_str().into(),
-                &call.cancel,
-            );
-            if call.phase.swap(DONE, Ordering::AcqRel) == ABANDONED {
-                runtime.hung.fetch_sub(1, Ordering::AcqRel);
-                tracing::info!(plugin = %runtime.name, "a call that timed out has finished");
-            }
-            result
-        });
         let limit = self.limits.timeout.unwrap_or(Duration::MAX);
-        tokio::select! {
-            joined = task => match joined {
-                Ok(result) => self.outcome(result),
-                Err(join) => Err(ToolError::other("plugin", join.to_string())),
-            },
-            () = tokio::time::sleep(limit) => {
-                self.abandon(&state);
-                tracing::warn!(plugin = %self.name, "tool call timed out after {limit:?}");
-                Err(ToolError::Timeout { seconds: limit.as_secs_f64() })
-            }
-            () = ctx.cancel.cancelled() => {
-                self.abandon(&state);
-                Err(ToolError::Cancelled)
-            }
-        }
+        super::call::call_async(self, index, args, ctx, limit).await
     }
 
-    /// Stop waiting for a call: tell the handler, and count it as hung until it returns.
-    fn abandon(&self, state: &CallState) {
-        state.cancel.store(true, Ordering::Relaxed);
-        self.hung.fetch_add(1, Ordering::AcqRel);
-        if state
-            .phase
-            .compare_exchange(RUNNING, ABANDONED, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // It finished in the meantime.
-            self.hung.fetch_sub(1, Ordering::AcqRel);
-        }
+    /// The plugin's ABI object.
+    pub(super) fn object(&self) -> &PluginObjectBox {
+        &self.object
     }
 
-    fn outcome(&self, result: RResult<RString, FfiError>) -> ToolOutcome {
+    /// The count of calls running past their timeout.
+    pub(super) fn hung(&self) -> &AtomicU32 {
+        &self.hung
+    }
+
+    pub(super) fn outcome(&self, result: RResult<RString, FfiError>) -> ToolOutcome {
         match result {
             RResult::ROk(text) => serde_json::from_str(text.as_str()).map_err(|e| {
                 ToolError::other(

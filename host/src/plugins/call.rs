@@ -1,0 +1,180 @@
+//! One plugin tool call under a timeout, on the plugin [`executor`](super::executor).
+//!
+//! The caller serialises the arguments and context, hands the ABI call to a worker, and
+//! waits: blocking callers spin briefly then park until the answer, the deadline or
+//! cancellation; async callers spin a few microseconds (a no-op plugin answers in about
+//! one) and otherwise await the worker's wake-up beside a timer and the cancellation
+//! token, never blocking their runtime thread. A caller that gives up raises the
+//! handler's cancel flag (`ctx.is_cancelled()` in the plugin), answers at once, and
+//! counts the call as hung until the handler returns.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use abi_stable::std_types::{RResult, RString};
+use serde_json::Value;
+use toolhost_plugin_api::abi::FfiError;
+use tools_core::{ToolContext, ToolError, ToolOutcome};
+
+use super::executor::{Executor, ExecutorConfig, Job, Output, Ticket, Waited};
+use super::runtime::PluginRuntime;
+
+/// How long an async caller spins for a quick answer before it returns to its runtime
+/// (bounds the time a tokio worker is held; a no-op plugin call takes about 1 µs).
+const ASYNC_SPIN: Duration = Duration::from_micros(3);
+
+/// The executor every plugin tool call with a timeout runs on.
+static EXECUTOR: LazyLock<Executor<PluginCall>> =
+    LazyLock::new(|| Executor::new(ExecutorConfig::plugin_calls()));
+
+/// The plugin call executor (for diagnostics and tests).
+pub fn executor() -> &'static Executor<PluginCall> {
+    &EXECUTOR
+}
+
+/// The ABI call of one tool, as a job for a worker.
+pub struct PluginCall {
+    runtime: Arc<PluginRuntime>,
+    index: u32,
+    args: String,
+    context: String,
+}
+
+impl Job for PluginCall {
+    type Output = RResult<RString, FfiError>;
+
+    fn run(&mut self, cancel: &AtomicBool) -> Self::Output {
+        self.runtime.object().call_tool(
+            self.index,
+            self.args.as_str().into(),
+            self.context.as_str().into(),
+            cancel,
+        )
+    }
+
+    fn finished_late(&mut self) {
+        self.runtime.hung().fetch_sub(1, Ordering::AcqRel);
+        tracing::info!(plugin = %self.runtime.name(), "a call that timed out has finished");
+    }
+}
+
+/// A call on a worker. Dropped unfinished (its future was dropped), it gives up.
+struct PendingCall<'r> {
+    runtime: &'r Arc<PluginRuntime>,
+    ticket: Ticket<'static, PluginCall>,
+}
+
+impl<'r> PendingCall<'r> {
+    fn submit(
+        runtime: &'r Arc<PluginRuntime>,
+        index: u32,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Self, ToolError> {
+        let job = PluginCall {
+            runtime: Arc::clone(runtime),
+            index,
+            args: serde_json::to_string(args).unwrap_or_else(|_| args.to_string()),
+            context: runtime.context_json(ctx),
+        };
+        let ticket = EXECUTOR
+            .submit(job)
+            .map_err(|e| ToolError::Unavailable(format!("plugin {}: {e}", runtime.name())))?;
+        Ok(PendingCall { runtime, ticket })
+    }
+
+    /// The tool outcome of a finished call.
+    fn outcome(&self, output: Output<PluginCall>) -> ToolOutcome {
+        match output {
+            Ok(result) => self.runtime.outcome(result),
+            Err(panicked) => Err(ToolError::other(
+                "plugin",
+                format!(
+                    "the call to plugin {} failed on its worker: {panicked}",
+                    self.runtime.name()
+                ),
+            )),
+        }
+    }
+
+    /// Stop waiting: `why` unless the call finished in the meantime. An abandoned call
+    /// counts as hung until its handler returns.
+    fn give_up(&mut self, why: ToolError) -> ToolOutcome {
+        // Counted before the worker can see the abandonment and count it back down.
+        let hung = self.runtime.hung();
+        hung.fetch_add(1, Ordering::AcqRel);
+        match self.ticket.abandon() {
+            None => {
+                if let ToolError::Timeout { seconds } = &why {
+                    tracing::warn!(plugin = %self.runtime.name(), "tool call timed out after {seconds}s");
+                }
+                Err(why)
+            }
+            Some(output) => {
+                hung.fetch_sub(1, Ordering::AcqRel);
+                self.outcome(output)
+            }
+        }
+    }
+}
+
+impl Drop for PendingCall<'_> {
+    fn drop(&mut self) {
+        if self.ticket.is_pending() {
+            drop(self.give_up(ToolError::Cancelled));
+        }
+    }
+}
+
+fn timed_out(limit: Duration) -> ToolError {
+    ToolError::Timeout {
+        seconds: limit.as_secs_f64(),
+    }
+}
+
+/// Run tool `index` of `runtime` on a worker and block this thread until it answers,
+/// `limit` passes or `ctx.cancel` fires.
+pub(super) fn call_blocking(
+    runtime: &Arc<PluginRuntime>,
+    index: u32,
+    args: &Value,
+    ctx: &ToolContext,
+    limit: Duration,
+) -> ToolOutcome {
+    let deadline = Instant::now().checked_add(limit);
+    let mut call = PendingCall::submit(runtime, index, args, ctx)?;
+    match call.ticket.wait(deadline, Some(&ctx.cancel)) {
+        Waited::Done(output) => call.outcome(output),
+        Waited::TimedOut => call.give_up(timed_out(limit)),
+        Waited::Cancelled => call.give_up(ToolError::Cancelled),
+    }
+}
+
+/// Run tool `index` of `runtime` on a worker and await the answer, the timeout or
+/// `ctx.cancel`, without blocking the runtime's thread.
+pub(super) async fn call_async(
+    runtime: Arc<PluginRuntime>,
+    index: u32,
+    args: Value,
+    ctx: ToolContext,
+    limit: Duration,
+) -> ToolOutcome {
+    let deadline = Instant::now().checked_add(limit);
+    let mut call = PendingCall::submit(&runtime, index, &args, &ctx)?;
+    if let Some(output) = call.ticket.spin(ASYNC_SPIN) {
+        return call.outcome(output);
+    }
+    let expired = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        output = &mut call.ticket => call.outcome(output),
+        () = expired => call.give_up(timed_out(limit)),
+        () = ctx.cancel.cancelled() => call.give_up(ToolError::Cancelled),
+    }
+}
