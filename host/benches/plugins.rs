@@ -1,5 +1,7 @@
 //! Native plugins: load time of 10 plugins, and a no-op plugin tool through the whole
-//! dispatch pipeline (target ≤ 2 µs), beside a core no-op and the bare ABI call.
+//! dispatch pipeline (target ≤ 2 µs), beside a core no-op and the bare ABI call. After
+//! the calls it prints the CPU the process burns while idle (the executor's spinning
+//! must stop once calls stop).
 //!
 //! Needs the fixture plugins built in release mode:
 //! `cargo build --release --workspace && cargo bench -p toolhost --bench plugins`.
@@ -146,7 +148,7 @@ fn noop_call(c: &mut Criterion) {
     group.bench_function("plugin tool, inline (timeout_secs = 0)", |b| {
         b.iter(|| black_box(inline.call(black_box("good_noop"), black_box("{}"), &ctx)))
     });
-    group.bench_function("plugin tool, blocking pool + timeout (default)", |b| {
+    group.bench_function("plugin tool, executor + timeout (default)", |b| {
         b.iter(|| black_box(guarded.call(black_box("good_noop"), black_box("{}"), &ctx)))
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -154,7 +156,7 @@ fn noop_call(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    group.bench_function("plugin tool, blocking pool + timeout, from async", |b| {
+    group.bench_function("plugin tool, executor + timeout, from async", |b| {
         b.iter_custom(|iters| {
             runtime.block_on(async {
                 let started = Instant::now();
@@ -179,6 +181,40 @@ fn noop_call(c: &mut Criterion) {
         b.iter(|| black_box(runtime_handle.call_inline(1, black_box(&args), &ctx)))
     });
     group.finish();
+    idle_cpu();
+}
+
+/// CPU time of all live threads of this process (Linux `/proc`; `None` elsewhere).
+fn process_cpu() -> Option<Duration> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_nanos(total))
+}
+
+/// After a burst of calls, the executor's workers spin for at most tens of µs and then
+/// park: the process should use (almost) no CPU while nothing is called.
+fn idle_cpu() {
+    let ctx = ToolContext::default();
+    let root = plugin_root(1);
+    let (registry, hooks, _set) = load(root.path(), &PluginsConfig::default());
+    let guarded = dispatcher(registry, hooks);
+    for _ in 0..100_000 {
+        black_box(guarded.call("good_noop", "{}", &ctx));
+    }
+    let (Some(before), started) = (process_cpu(), Instant::now()) else {
+        return;
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    let Some(after) = process_cpu() else { return };
+    println!(
+        "idle after a burst of 100000 calls: {:.1} µs of CPU in {:.2} s, all threads ({} executor threads alive)",
+        (after.saturating_sub(before)).as_secs_f64() * 1e6,
+        started.elapsed().as_secs_f64(),
+        toolhost::plugins::call::executor().workers(),
+    );
 }
 
 criterion_group!(benches, load_ten, noop_call);

@@ -4,8 +4,8 @@
 //! `cargo test` does not build cdylibs or other packages' binaries, so the test command
 //! is `cargo build --workspace && cargo test --workspace` (see README / .ci/run).
 
-pub mod plugin_fixtures;
 pub mod ci_services;
+pub mod plugin_fixtures;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

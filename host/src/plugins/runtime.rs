@@ -189,7 +189,12 @@ impl PluginRuntime {
 
     /// Run tool `index` on the plugin executor and block this thread until it answers,
     /// the timeout passes or `ctx.cancel` fires (see [`super::call`]).
-    pub fn call_blocking(self: &Arc<Self>, index: u32, args: &Value, ctx: &ToolContext) -> ToolOutcome {
+    pub fn call_blocking(
+        self: &Arc<Self>,
+        index: u32,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> ToolOutcome {
         self.ensure_usable()?;
         let limit = self.limits.timeout.unwrap_or(Duration::MAX);
         super::call::call_blocking(self, index, args, ctx, limit)

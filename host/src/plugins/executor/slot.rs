@@ -207,19 +207,20 @@ impl<J: Job> Slot<J> {
     /// hand the output over. The job stays in the slot for the caller to drop.
     pub(super) fn run(&self) -> AfterRun {
         self.worker_cpu.store(cpu::current(), Ordering::Relaxed);
-        let output = {
-            let mut job = lock(&self.job);
-            match job.as_mut() {
-                // Cannot happen (SUBMITTED is only set with a job in).
-                None => Err(JobPanicked("no job in the slot".into())),
-                Some(_) if self.state.load(Ordering::Acquire) & ABANDONED != 0 => {
-                    Err(JobPanicked("abandoned before it started".into()))
+        let output =
+            {
+                let mut job = lock(&self.job);
+                match job.as_mut() {
+                    // Cannot happen (SUBMITTED is only set with a job in).
+                    None => Err(JobPanicked("no job in the slot".into())),
+                    Some(_) if self.state.load(Ordering::Acquire) & ABANDONED != 0 => {
+                        Err(JobPanicked("abandoned before it started".into()))
+                    }
+                    Some(job) => catch_unwind(AssertUnwindSafe(|| job.run(&self.cancel))).map_err(
+                        |payload| JobPanicked(tools_core::availability::panic_message(&payload)),
+                    ),
                 }
-                Some(job) => catch_unwind(AssertUnwindSafe(|| job.run(&self.cancel))).map_err(
-                    |payload| JobPanicked(tools_core::availability::panic_message(&payload)),
-                ),
-            }
-        };
+            };
         self.finish(output)
     }
 
@@ -251,7 +252,9 @@ impl<J: Job> Slot<J> {
         // registered right now is either taken here or sees DONE and does not sleep.
         let (waiter, before) = {
             let mut waiter = lock(&self.waiter);
-            let before = self.state.fetch_or(DONE | WORKER_RELEASED, Ordering::AcqRel);
+            let before = self
+                .state
+                .fetch_or(DONE | WORKER_RELEASED, Ordering::AcqRel);
             (waiter.take(), before)
         };
         if before & ABANDONED != 0 {
