@@ -26,26 +26,6 @@ pub fn shared_with(peer: u32) -> bool {
     peer != UNKNOWN && current() == peer
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_unknown_peer_never_shares() {
-        assert!(!shared_with(UNKNOWN));
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn linux_knows_the_cpu() {
-        let cpu = current();
-        assert_ne!(cpu, UNKNOWN);
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        // CPU numbers may be sparse, but never beyond the kernel's limit.
-        assert!((cpu as usize) < cores.max(1024));
-    }
-}
-
 /// Move this thread off its current CPU (it may come back later): restrict it to the
 /// other CPUs it is allowed on, then restore its mask. False when it has nowhere to go.
 #[cfg(target_os = "linux")]
@@ -73,4 +53,51 @@ pub fn step_aside() -> bool {
 #[cfg(not(target_os = "linux"))]
 pub fn step_aside() -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_peer_never_shares() {
+        assert!(!shared_with(UNKNOWN));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_knows_the_cpu() {
+        let cpu = current();
+        assert_ne!(cpu, UNKNOWN);
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        // CPU numbers may be sparse, but never beyond the kernel's limit.
+        assert!((cpu as usize) < cores.max(1024));
+    }
+
+    #[cfg(target_os = "linux")]
+    fn allowed() -> Vec<usize> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: as in step_aside.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(libc::sched_getaffinity(0, size, &mut set), 0);
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+                .collect()
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn stepping_aside_leaves_the_affinity_as_it_was() {
+        // On a thread of its own: the test harness's thread is not ours to move.
+        std::thread::spawn(|| {
+            let before = allowed();
+            let moved = step_aside();
+            assert_eq!(moved, before.len() > 1);
+            assert_eq!(allowed(), before);
+        })
+        .join()
+        .unwrap();
+    }
 }
