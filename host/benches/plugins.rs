@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use toolhost::Dispatcher;
+use toolhost::plugins::executor::{Executor, ExecutorConfig, Job, Waited};
 use toolhost::plugins::{PluginSet, PluginStatus, PluginsConfig, Roots, load_plugins};
 use toolhost::spill::ResultSpill;
 use tools_core::{Home, Hooks, Registry, ToolContext, ToolEntry};
@@ -103,6 +104,15 @@ fn load_ten(c: &mut Criterion) {
     group.finish();
 }
 
+/// A job that does nothing: what the hand-off itself costs.
+struct NoopJob;
+
+impl Job for NoopJob {
+    type Output = ();
+
+    fn run(&mut self, _cancel: &std::sync::atomic::AtomicBool) {}
+}
+
 fn dispatcher(registry: Arc<Registry>, hooks: Arc<Hooks>) -> Dispatcher {
     Dispatcher::new(
         registry,
@@ -179,6 +189,13 @@ fn noop_call(c: &mut Criterion) {
     );
     group.bench_function("ABI call alone (JSON both sides, no pipeline)", |b| {
         b.iter(|| black_box(runtime_handle.call_inline(1, black_box(&args), &ctx)))
+    });
+    let executor = Executor::new(ExecutorConfig::plugin_calls());
+    group.bench_function("executor hand-off alone (no-op job, submit + wait)", |b| {
+        b.iter(|| match executor.submit(NoopJob).expect("submit").wait(None, None) {
+            Waited::Done(output) => black_box(output),
+            other => panic!("{other:?}"),
+        })
     });
     group.finish();
     idle_cpu();
