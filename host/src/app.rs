@@ -16,6 +16,7 @@ use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
 use crate::batch::BatchOptions;
 use crate::config::{ConfigError, LoadedConfig};
 use crate::dispatch::Dispatcher;
+use crate::mcp::{DiscoveryOptions, McpManager};
 use crate::spill::ResultSpill;
 
 /// What to start.
@@ -25,6 +26,8 @@ pub struct StartOptions {
     pub home: Option<PathBuf>,
     /// `--config`.
     pub config: Option<PathBuf>,
+    /// Do not start the configured MCP servers (their tools are then absent).
+    pub skip_mcp: bool,
 }
 
 /// Why toolhost could not start.
@@ -54,6 +57,8 @@ pub struct Toolhost {
     pub dispatcher: Dispatcher,
     /// Core tools that failed to register.
     pub core_failures: Vec<CoreToolFailure>,
+    /// The MCP servers whose tools are registered (stopped by [`Toolhost::shutdown`]).
+    pub mcp: McpManager,
 }
 
 impl std::fmt::Debug for Toolhost {
@@ -79,6 +84,16 @@ impl Toolhost {
             approval: Arc::new(AllowAllGate),
         });
         let core_failures = register_core_tools(&registry, &services);
+        // MCP last: its tools never shadow core or plugin tools.
+        let mcp = if options.skip_mcp {
+            McpManager::empty()
+        } else {
+            crate::mcp::discover(
+                &config.config.mcp_servers,
+                &registry,
+                &DiscoveryOptions::from_env(home.results_dir().join("mcp-media")),
+            )
+        };
         let dispatcher = Dispatcher::new(
             Arc::clone(&registry),
             Arc::clone(&hooks),
@@ -93,7 +108,14 @@ impl Toolhost {
             services,
             dispatcher,
             core_failures,
+            mcp,
         })
+    }
+
+    /// Stop everything that runs beside the host (MCP server processes). Idempotent;
+    /// also done on drop.
+    pub fn shutdown(&self) {
+        self.mcp.shutdown();
     }
 
     /// Batch options from `[dispatch]`, for calls of `context`'s task and session.

@@ -11,6 +11,7 @@ use tools_core::approval::ApprovalSettings;
 use tools_core::settings::{CoreSettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
+use crate::mcp::McpServerConfig;
 
 /// The whole configuration file.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -22,6 +23,8 @@ pub struct Config {
     pub approvals: ApprovalSettings,
     /// `[dispatch]` — batch concurrency, deadlines, result limits.
     pub dispatch: DispatchSettings,
+    /// `[mcp_servers.NAME]` — external MCP servers whose tools are registered.
+    pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
 }
 
 impl Config {

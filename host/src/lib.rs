@@ -7,6 +7,7 @@ pub mod cli;
 pub mod coerce;
 pub mod config;
 pub mod dispatch;
+pub mod mcp;
 pub mod spill;
 pub mod validation;
 

@@ -68,6 +68,7 @@ impl Cli {
         StartOptions {
             home: self.home.clone(),
             config: self.config.clone(),
+            ..StartOptions::default()
         }
     }
 
