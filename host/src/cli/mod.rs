@@ -8,6 +8,7 @@ mod call;
 mod dispatch;
 mod input;
 mod logging;
+mod mcp;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +42,8 @@ pub enum Command {
     Call(call::CallArgs),
     /// Execute the tool calls of an assistant message; print the tool messages.
     Dispatch(dispatch::DispatchArgs),
+    /// MCP: list the configured servers, or serve toolhost's tools to MCP clients.
+    Mcp(mcp::McpArgs),
 }
 
 /// Why a command failed (printed as one line on stderr, exit code 2).
@@ -84,6 +87,7 @@ pub fn main() -> ExitCode {
     let outcome = match &cli.command {
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
+        Command::Mcp(args) => mcp::run(&cli, args),
     };
     match outcome {
         Ok(code) => code,

@@ -24,6 +24,7 @@ pub mod naming;
 pub mod process;
 pub mod registration;
 pub mod results;
+pub mod server;
 pub mod session;
 pub mod status;
 pub mod stderr_ring;
