@@ -393,3 +393,7 @@ fn cancelled_while_running(name: &str) -> CallOutcome {
         CallStatus::Cancelled,
     )
 }
+
+#[cfg(test)]
+#[path = "batch_tests.rs"]
+mod tests;

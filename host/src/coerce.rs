@@ -110,7 +110,30 @@ fn coerce_string(s: &str, schema: &Value, acc: &Accepts<'_>) -> Option<Value> {
     None
 }
 
+/// True when the schema (or one of its union branches) declares `ty`, without allocating.
+fn declares(schema: &Value, ty: &str) -> bool {
+    let direct = match schema.get("type") {
+        Some(Value::String(t)) => t == ty,
+        Some(Value::Array(ts)) => ts.iter().any(|t| t.as_str() == Some(ty)),
+        _ => false,
+    };
+    direct
+        || ["anyOf", "oneOf"].iter().any(|key| {
+            schema
+                .get(*key)
+                .and_then(Value::as_array)
+                .is_some_and(|branches| branches.iter().any(|b| declares(b, ty)))
+        })
+}
+
 fn coerce_value(value: &mut Value, schema: &Value) {
+    // Fast path for the common case: a number, boolean or null only ever changes when it
+    // must be wrapped into an array.
+    if matches!(value, Value::Number(_) | Value::Bool(_) | Value::Null)
+        && !declares(schema, "array")
+    {
+        return;
+    }
     let acc = accepts(schema);
     if acc.types.is_empty() && !acc.nullable {
         return;

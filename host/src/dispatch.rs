@@ -168,8 +168,10 @@ impl Dispatcher {
                     self.observe(name, &args, outcome, started, ctx)
                 }
                 Prepared::Run { entry, args } => {
-                    let result = run_entry_blocking(&entry, args.clone(), ctx);
-                    self.finish(&entry, &args, result, started, ctx)
+                    // Keep a copy of the arguments only when a hook will look at them.
+                    let (for_handler, kept) = self.split_args(args);
+                    let result = run_entry_blocking(&entry, for_handler, ctx);
+                    self.finish(&entry, &kept, result, started, ctx)
                 }
             }
         }));
@@ -185,14 +187,23 @@ impl Dispatcher {
                     self.observe(name, &args, outcome, started, ctx)
                 }
                 Prepared::Run { entry, args } => {
-                    let result = run_entry(&entry, args.clone(), ctx).await;
-                    self.finish(&entry, &args, result, started, ctx)
+                    let (for_handler, kept) = self.split_args(args);
+                    let result = run_entry(&entry, for_handler, ctx).await;
+                    self.finish(&entry, &kept, result, started, ctx)
                 }
             }
         };
         CatchUnwind::new(pipeline)
             .await
             .unwrap_or_else(|panic| pipeline_failure(name, &panic_message(&panic)))
+    }
+
+    fn split_args(&self, args: Value) -> (Value, Value) {
+        if self.hooks.has_result_hooks() {
+            (args.clone(), args)
+        } else {
+            (args, Value::Null)
+        }
     }
 
     /// Everything before the handler.
@@ -237,7 +248,7 @@ impl Dispatcher {
             };
             return Prepared::Done {
                 outcome: CallOutcome {
-                    text: answer.to_string(),
+                    text: tools_core::registry::to_json_text(&answer),
                     status,
                 },
                 args,
@@ -403,3 +414,7 @@ fn ensure_json(text: String) -> String {
         Value::String(text).to_string()
     }
 }
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;

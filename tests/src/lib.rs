@@ -40,7 +40,10 @@ pub fn skip_unless(available: bool, what: &str) -> bool {
     if available {
         return false;
     }
-    assert!(!in_ci(), "{what} is required under TOOLHOST_CI=1 but is not available");
+    assert!(
+        !in_ci(),
+        "{what} is required under TOOLHOST_CI=1 but is not available"
+    );
     eprintln!("skipping: {what} is not available (set up with .ci/run to run this test)");
     true
 }
@@ -81,7 +84,11 @@ impl TestHome {
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut cmd = self.command();
         cmd.args(args)
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn toolhost");

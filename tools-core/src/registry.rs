@@ -68,7 +68,7 @@ impl DispatchResult {
                 } else {
                     CallStatus::Ok
                 },
-                text: value.to_string(),
+                text: to_json_text(&value),
             },
             Err(err) => {
                 DispatchResult::error(format!("Tool execution failed: {}: {}", err.kind(), err))
@@ -267,6 +267,11 @@ impl Registry {
             None => DispatchResult::error(format!("Unknown tool: {name}")),
         }
     }
+}
+
+/// Serialize a result value (through `io::Write`, faster than `Display`).
+pub fn to_json_text(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
 fn caught_panic(panic: Box<dyn std::any::Any + Send>) -> ToolOutcome {
