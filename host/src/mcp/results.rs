@@ -37,7 +37,7 @@ pub fn call_result_value(server: &str, result: &CallToolResult, media_dir: &Path
                 _ => "MCP tool returned an error".to_string(),
             }
         } else {
-            text
+            unwrap_error_object(text)
         };
         return error_value(&message);
     }
@@ -50,6 +50,18 @@ pub fn call_result_value(server: &str, result: &CallToolResult, media_dir: &Path
             }
         }
         _ => json!({ "result": text }),
+    }
+}
+
+/// A server that follows toolhost's own convention (another toolhost, Hermes) sends
+/// `{"error": "..."}` as its error text: keep the message, not the envelope.
+fn unwrap_error_object(text: String) -> String {
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(Value::Object(map)) if map.len() == 1 => match map.get("error") {
+            Some(Value::String(inner)) => inner.clone(),
+            _ => text,
+        },
+        _ => text,
     }
 }
 
@@ -195,6 +207,14 @@ mod tests {
             (
                 result(vec![], None, true),
                 json!({"error": "MCP tool returned an error"}),
+            ),
+            (
+                result(vec![ContentBlock::text(r#"{"error":"blocked by policy"}"#)], None, true),
+                json!({"error": "blocked by policy"}),
+            ),
+            (
+                result(vec![ContentBlock::text(r#"{"error":"x","code":3}"#)], None, true),
+                json!({"error": r#"{"error":"x","code":3}"#}),
             ),
             (
                 result(

@@ -1,0 +1,347 @@
+//! `toolhost mcp serve`, driven by the official Python MCP client (`mcp` on PyPI, through
+//! `tests/fixtures/mcp/python_client.py`) and by toolhost's own MCP client.
+//!
+//! Needs `.ci/setup-mcp.sh` (skips locally without it, fails under `TOOLHOST_CI=1`).
+
+mod mcp_common;
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mcp_common::*;
+use serde_json::{Value, json};
+use toolhost::mcp::server::{ElicitationRouter, HttpServer, ServerCore, ToolSelection, serve_http};
+use toolhost::{StartOptions, Toolhost};
+use toolhost_tests::{TestHome, stderr, stdout_json, toolhost_bin};
+use tools_core::{
+    CallStatus, PreToolDecision, ToolContext, ToolEntry, ToolError, ToolHandler,
+};
+
+/// Run the Python driver with `spec`; its JSON report.
+fn python_client(spec: &Value) -> Value {
+    let out = Command::new(python())
+        .arg(fixture("python_client.py"))
+        .arg(spec.to_string())
+        .output()
+        .expect("run the Python MCP client");
+    assert!(
+        out.status.success(),
+        "python client failed\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "python client printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+fn proxied_servers() -> String {
+    format!(
+        "[mcp_servers.time]\ncommand = {}\nargs = [\"--local-timezone=UTC\"]\n[mcp_servers.everything]\ncommand = {}\ntools = {{ include = [\"get-sum\", \"echo\", \"trigger-long-running-operation\"] }}\n",
+        toml_str(&time_server()),
+        toml_str(&everything())
+    )
+}
+
+#[test]
+fn python_client_over_stdio() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let home = TestHome::new();
+    home.write_config(&proxied_servers());
+    let report = python_client(&json!({
+        "target": {
+            "command": toolhost_bin(),
+            "args": ["--home", home.path(), "mcp", "serve",
+                     "--toolsets", "time,everything", "--disable", "mcp-time",
+                     "--progress-interval", "1"],
+        },
+        "steps": [
+            {"op": "list"},
+            {"op": "call", "name": "mcp__everything__get-sum", "args": {"a": 40, "b": 2}},
+            {"op": "call", "name": "mcp__everything__get-sum", "args": {"a": "forty"}},
+            {"op": "call", "name": "mcp__time__get_current_time", "args": {"timezone": "UTC"}},
+            {"op": "call", "name": "mcp__everything__trigger-long-running-operation",
+             "args": {"duration": 3, "steps": 3}, "progress": true},
+        ],
+    }));
+    assert_eq!(report["server"], "toolhost");
+    let results = report["results"].as_array().unwrap();
+    // --toolsets takes aliases (server names), --disable removes a toolset.
+    assert_eq!(
+        results[0]["tools"],
+        json!([
+            "mcp__everything__echo",
+            "mcp__everything__get-sum",
+            "mcp__everything__trigger-long-running-operation"
+        ])
+    );
+    assert_eq!(results[1]["is_error"], false);
+    assert_eq!(
+        results[1]["text"],
+        json!({"result": "The sum of 40 and 2 is 42."}).to_string()
+    );
+    // Validation runs before the call reaches the proxied server.
+    assert_eq!(results[2]["is_error"], true);
+    assert!(
+        results[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid arguments for mcp__everything__get-sum"),
+        "{}",
+        results[2]
+    );
+    // Tools outside the selection do not exist for the client.
+    assert!(
+        results[3]["exception"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool: mcp__time__get_current_time"),
+        "{}",
+        results[3]
+    );
+    // A long call sends progress notifications.
+    assert_eq!(results[4]["is_error"], false, "{}", results[4]);
+    let progress = results[4]["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "{}", results[4]);
+    assert!(
+        progress[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("mcp__everything__trigger-long-running-operation: running for"),
+        "{progress:?}"
+    );
+}
+
+/// A toolhost served over HTTP in-process, with a blocking hook and a tool that waits
+/// for cancellation.
+struct Served {
+    host: Toolhost,
+    server: HttpServer,
+    runtime: tokio::runtime::Runtime,
+    saw_cancel: Arc<AtomicBool>,
+}
+
+impl Served {
+    fn start(home: &TestHome, config: &str) -> Self {
+        home.write_config(config);
+        let host = Toolhost::start(&StartOptions {
+            home: Some(home.path().to_path_buf()),
+            ..StartOptions::default()
+        })
+        .expect("start");
+        let saw_cancel = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&saw_cancel);
+        host.registry.register(
+            ToolEntry::builder("wait_for_cancel", "testing")
+                .description("Waits until the call is cancelled (at most 60 s).")
+                .handler(ToolHandler::from_async(move |_args, ctx: ToolContext| {
+                    let flag = Arc::clone(&flag);
+                    async move {
+                        tokio::select! {
+                            () = ctx.cancel.cancelled() => {
+                                flag.store(true, Ordering::SeqCst);
+                                Err(ToolError::Cancelled)
+                            }
+                            () = tokio::time::sleep(Duration::from_secs(60)) => Ok(json!({"done": true})),
+                        }
+                    }
+                }))
+                .build()
+                .unwrap(),
+        );
+        host.hooks.on_pre_tool_call("test-policy", |call| {
+            if call.args.to_string().contains("forbidden") {
+                PreToolDecision::Block {
+                    message: format!("blocked by test-policy: {} may not say that", call.tool),
+                }
+            } else {
+                PreToolDecision::Allow
+            }
+        });
+        let core = Arc::new(ServerCore {
+            dispatcher: host.dispatcher.clone(),
+            selection: ToolSelection::default(),
+            elicitation: Arc::new(ElicitationRouter::default()),
+            progress_interval: Duration::from_secs(1),
+        });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let server = runtime
+            .block_on(serve_http(core, addr, tokio_util::sync::CancellationToken::new()))
+            .expect("serve");
+        Served {
+            host,
+            server,
+            runtime,
+            saw_cancel,
+        }
+    }
+}
+
+#[test]
+fn python_client_over_http_runs_the_whole_pipeline() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let home = TestHome::new();
+    let served = Served::start(&home, &proxied_servers());
+    let report = python_client(&json!({
+        "target": {"url": served.server.url()},
+        "steps": [
+            {"op": "list"},
+            {"op": "call", "name": "mcp__everything__echo", "args": {"message": "hello"}},
+            {"op": "call", "name": "mcp__everything__echo", "args": {"message": "a forbidden word"}},
+            {"op": "cancel", "name": "wait_for_cancel", "args": {}, "after": 1.0},
+            {"op": "call", "name": "mcp__time__get_current_time", "args": {"timezone": "UTC"}},
+        ],
+    }));
+    let results = report["results"].as_array().unwrap();
+    let tools = results[0]["tools"].as_array().unwrap();
+    assert!(tools.contains(&json!("wait_for_cancel")), "{tools:?}");
+    assert!(tools.contains(&json!("mcp__time__convert_time")), "{tools:?}");
+    assert_eq!(results[1]["text"], json!({"result": "Echo: hello"}).to_string());
+    // The pre_tool_call hook blocks the call.
+    assert_eq!(results[2]["is_error"], true);
+    assert_eq!(
+        results[2]["text"],
+        json!({"error": "blocked by test-policy: mcp__everything__echo may not say that"})
+            .to_string()
+    );
+    // Cancellation reaches the tool.
+    assert_eq!(results[3]["cancelled"], true, "{}", results[3]);
+    assert!(wait_until(|| served.saw_cancel.load(Ordering::SeqCst)), "the tool never saw the cancellation");
+    // The session is still healthy.
+    assert_eq!(results[4]["is_error"], false, "{}", results[4]);
+    served.server.stop();
+    served.host.shutdown();
+    drop(served.runtime);
+}
+
+fn wait_until(check: impl Fn() -> bool) -> bool {
+    for _ in 0..200 {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn toolhost_client_against_toolhost_server_over_stdio() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let inner = TestHome::new();
+    inner.write_config(&proxied_servers());
+    let outer = TestHome::new();
+    outer.write_config(&format!(
+        "[mcp_servers.inner]\ncommand = {}\nargs = [\"--home\", {}, \"mcp\", \"serve\", \"--toolsets\", \"time\"]\n",
+        toml_str(&toolhost_bin()),
+        toml_str(inner.path())
+    ));
+    let out = outer.run(&["mcp", "list", "--json"], None);
+    let list = stdout_json(&out);
+    assert_eq!(list[0]["status"], "connected", "{list}");
+    assert_eq!(
+        list[0]["tools"],
+        json!([
+            "mcp__inner__mcp__time__convert_time",
+            "mcp__inner__mcp__time__get_current_time"
+        ])
+    );
+    let out = outer.run(
+        &["call", "mcp__inner__mcp__time__get_current_time", r#"{"timezone":"Europe/Paris"}"#],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value = stdout_json(&out);
+    assert!(value["result"].as_str().unwrap().contains("Europe/Paris"), "{value}");
+    // The inner toolhost validates too; its error comes back unwrapped.
+    let out = outer.run(&["call", "mcp__inner__mcp__time__get_current_time", "{}"], None);
+    assert!(!out.status.success());
+    let error = stdout_json(&out)["error"].as_str().unwrap().to_string();
+    assert!(error.contains("timezone"), "{error}");
+}
+
+#[test]
+fn toolhost_client_against_toolhost_server_over_http() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let server_home = TestHome::new();
+    let served = Served::start(&server_home, &proxied_servers());
+    let client_home = TestHome::new();
+    client_home.write_config(&format!(
+        "[mcp_servers.remote]\nurl = {}\ntools = {{ include = [\"wait_for_cancel\", \"mcp__everything__echo\"] }}\n",
+        toml_string(&served.server.url())
+    ));
+    let client = Toolhost::start(&StartOptions {
+        home: Some(client_home.path().to_path_buf()),
+        ..StartOptions::default()
+    })
+    .unwrap();
+    let ctx = ToolContext::default();
+    let ok = client.dispatcher.call(
+        "mcp__remote__mcp__everything__echo",
+        r#"{"message":"hi"}"#,
+        &ctx,
+    );
+    assert_eq!(ok.status, CallStatus::Ok, "{}", ok.text);
+    let blocked = client.dispatcher.call(
+        "mcp__remote__mcp__everything__echo",
+        r#"{"message":"forbidden"}"#,
+        &ctx,
+    );
+    assert_eq!(blocked.status, CallStatus::Error);
+    assert_eq!(
+        serde_json::from_str::<Value>(&blocked.text).unwrap(),
+        json!({"error": "blocked by test-policy: mcp__everything__echo may not say that"})
+    );
+
+    // Cancelling a call in the client cancels it in the server, through MCP.
+    let cancel = ToolContext::default();
+    let token = cancel.cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1000));
+        token.cancel();
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcome = runtime.block_on(client.dispatcher.call_async(
+        "mcp__remote__wait_for_cancel",
+        "{}",
+        &cancel,
+    ));
+    canceller.join().unwrap();
+    assert!(outcome.text.contains("cancelled"), "{}", outcome.text);
+    assert!(
+        wait_until(|| served.saw_cancel.load(Ordering::SeqCst)),
+        "the server-side tool never saw the cancellation"
+    );
+    client.shutdown();
+    served.server.stop();
+    served.host.shutdown();
+}
+
+#[test]
+fn http_serving_is_loopback_only() {
+    let home = TestHome::new();
+    let out = home.run(&["mcp", "serve", "--http", "0.0.0.0:0"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("only loopback addresses"), "{}", stderr(&out));
+}
