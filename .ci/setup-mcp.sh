@@ -33,7 +33,8 @@ mkdir -p "$PREFIX"
 # npm: a private package.json under the prefix pins the server version.
 if ! grep -qs "\"version\": \"$EVERYTHING_VERSION\"" \
     "$PREFIX/node_modules/@modelcontextprotocol/server-everything/package.json"; then
-    (cd "$PREFIX" && [ -f package.json ] || echo '{"name":"toolhost-mcp-fixtures","private":true}' > "$PREFIX/package.json")
+    [ -f "$PREFIX/package.json" ] ||
+        echo '{"name":"toolhost-mcp-fixtures","private":true}' > "$PREFIX/package.json"
     npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \
         "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
 fi
@@ -54,4 +55,8 @@ then
 fi
 test -x "$PREFIX/venv/bin/mcp-server-time"
 
+# .ci/run exports what the setup scripts write here into the test run.
+if [ -d /tmp/toolhost-ci ]; then
+    echo "TOOLHOST_MCP_PREFIX=$PREFIX" >> /tmp/toolhost-ci/env
+fi
 echo "MCP test fixtures ready under $PREFIX"

@@ -60,8 +60,14 @@ fn discovery_registers_named_filtered_tools() {
     let home = TestHome::new();
     home.write_config(&format!(
         "{}{}",
-        time_section("clock", "tools = { include = [\"get_current_time\"], exclude = [\"get_current_time\"] }"),
-        everything_section("every.thing", "tools = { exclude = [\"echo\", \"get-tiny-image\"] }"),
+        time_section(
+            "clock",
+            "tools = { include = [\"get_current_time\"], exclude = [\"get_current_time\"] }"
+        ),
+        everything_section(
+            "every.thing",
+            "tools = { exclude = [\"echo\", \"get-tiny-image\"] }"
+        ),
     ));
     let list = list_json(&home);
     let clock = server(&list, "clock");
@@ -71,7 +77,11 @@ fn discovery_registers_named_filtered_tools() {
     assert_eq!(clock["tools"], json!(["mcp__clock__get_current_time"]));
     assert_eq!(clock["tool_count"], 1);
     assert_eq!(clock["skipped_tools"][0]["name"], "convert_time");
-    assert!(clock["server_version"].as_str().is_some_and(|v| !v.is_empty()));
+    assert!(
+        clock["server_version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty())
+    );
 
     let every = server(&list, "every.thing");
     assert_eq!(every["status"], "connected", "{every}");
@@ -84,11 +94,15 @@ fn discovery_registers_named_filtered_tools() {
     // The server name is sanitized; tool names keep '-'.
     assert!(tools.contains(&"mcp__every_thing__get-sum"), "{tools:?}");
     assert!(!tools.iter().any(|t| t.ends_with("__echo")), "{tools:?}");
-    assert!(!tools.iter().any(|t| t.ends_with("get-tiny-image")), "{tools:?}");
+    assert!(
+        !tools.iter().any(|t| t.ends_with("get-tiny-image")),
+        "{tools:?}"
+    );
     for tool in &tools {
         assert!(tool.len() <= 64, "{tool}");
         assert!(
-            tool.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            tool.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
             "{tool}"
         );
     }
@@ -113,7 +127,11 @@ fn stdio_calls_with_arguments_errors_and_redaction() {
         everything_section("everything", "")
     ));
     // Arguments: "3" is coerced to the schema's number before the call.
-    let (value, ok) = call(&home, "mcp__everything__get-sum", &json!({"a": 2, "b": "3"}));
+    let (value, ok) = call(
+        &home,
+        "mcp__everything__get-sum",
+        &json!({"a": 2, "b": "3"}),
+    );
     assert!(ok);
     assert_eq!(value, json!({"result": "The sum of 2 and 3 is 5."}));
 
@@ -124,13 +142,19 @@ fn stdio_calls_with_arguments_errors_and_redaction() {
         &json!({"location": "New York"}),
     );
     assert!(ok, "{value}");
-    assert!(value["structuredContent"]["temperature"].is_number(), "{value}");
+    assert!(
+        value["structuredContent"]["temperature"].is_number(),
+        "{value}"
+    );
 
     // Schema-invalid arguments never reach the server.
     let (value, ok) = call(&home, "mcp__everything__get-sum", &json!({"a": "x"}));
     assert!(!ok);
     let error = value["error"].as_str().unwrap();
-    assert!(error.starts_with("Invalid arguments for mcp__everything__get-sum"), "{error}");
+    assert!(
+        error.starts_with("Invalid arguments for mcp__everything__get-sum"),
+        "{error}"
+    );
 
     // A server-side error (isError) comes back as {"error"} with credentials redacted.
     let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
@@ -142,7 +166,10 @@ fn stdio_calls_with_arguments_errors_and_redaction() {
     assert!(!ok);
     let error = value["error"].as_str().unwrap();
     assert!(error.contains("Invalid timezone"), "{error}");
-    assert!(error.contains("[REDACTED]") && !error.contains(token), "{error}");
+    assert!(
+        error.contains("[REDACTED]") && !error.contains(token),
+        "{error}"
+    );
 
     let (value, ok) = call(
         &home,
@@ -150,7 +177,10 @@ fn stdio_calls_with_arguments_errors_and_redaction() {
         &json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
     );
     assert!(ok, "{value}");
-    assert!(value["result"].as_str().unwrap().contains("Asia/Tokyo"), "{value}");
+    assert!(
+        value["result"].as_str().unwrap().contains("Asia/Tokyo"),
+        "{value}"
+    );
 }
 
 #[test]
@@ -166,7 +196,8 @@ fn streamable_http_transport() {
     ));
     let run = |args: &[&str]| {
         let mut cmd = home.command();
-        cmd.env("MCP_TEST_PATH", "mcp").env("MCP_TEST_HEADER", "yes");
+        cmd.env("MCP_TEST_PATH", "mcp")
+            .env("MCP_TEST_HEADER", "yes");
         cmd.args(args).output().unwrap()
     };
     let out = run(&["mcp", "list", "--json"]);
@@ -174,16 +205,10 @@ fn streamable_http_transport() {
     let web = &list[0];
     assert_eq!(web["status"], "connected", "{web}");
     assert_eq!(web["transport"], "http");
-    assert_eq!(
-        web["tools"],
-        json!(["mcp__web__echo", "mcp__web__get-sum"])
-    );
+    assert_eq!(web["tools"], json!(["mcp__web__echo", "mcp__web__get-sum"]));
     let out = run(&["call", "mcp__web__echo", r#"{"message": "over http"}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout_json(&out),
-        json!({"result": "Echo: over http"})
-    );
+    assert_eq!(stdout_json(&out), json!({"result": "Echo: over http"}));
 }
 
 #[test]
@@ -252,11 +277,21 @@ fn a_server_that_never_answers_times_out_without_blocking_the_others() {
     // The text table shows the same.
     let out = home.run(&["mcp", "list"], None);
     let table = stdout(&out);
-    assert!(table.contains("silent") && table.contains("failed"), "{table}");
-    assert!(table.contains("stderr: crashing_server: cannot load settings"), "{table}");
+    assert!(
+        table.contains("silent") && table.contains("failed"),
+        "{table}"
+    );
+    assert!(
+        table.contains("stderr: crashing_server: cannot load settings"),
+        "{table}"
+    );
 
     // Calls to the healthy servers work with the dead ones configured.
-    let (value, ok) = call(&home, "mcp__time__get_current_time", &json!({"timezone": "UTC"}));
+    let (value, ok) = call(
+        &home,
+        "mcp__time__get_current_time",
+        &json!({"timezone": "UTC"}),
+    );
     assert!(ok, "{value}");
 }
 

@@ -16,9 +16,7 @@ use serde_json::{Value, json};
 use toolhost::mcp::server::{ElicitationRouter, HttpServer, ServerCore, ToolSelection, serve_http};
 use toolhost::{StartOptions, Toolhost};
 use toolhost_tests::{TestHome, stderr, stdout_json, toolhost_bin};
-use tools_core::{
-    CallStatus, PreToolDecision, ToolContext, ToolEntry, ToolError, ToolHandler,
-};
+use tools_core::{CallStatus, PreToolDecision, ToolContext, ToolEntry, ToolError, ToolHandler};
 
 /// Run the Python driver with `spec`; its JSON report.
 fn python_client(spec: &Value) -> Value {
@@ -179,7 +177,11 @@ impl Served {
             .unwrap();
         let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let server = runtime
-            .block_on(serve_http(core, addr, tokio_util::sync::CancellationToken::new()))
+            .block_on(serve_http(
+                core,
+                addr,
+                tokio_util::sync::CancellationToken::new(),
+            ))
             .expect("serve");
         Served {
             host,
@@ -210,8 +212,14 @@ fn python_client_over_http_runs_the_whole_pipeline() {
     let results = report["results"].as_array().unwrap();
     let tools = results[0]["tools"].as_array().unwrap();
     assert!(tools.contains(&json!("wait_for_cancel")), "{tools:?}");
-    assert!(tools.contains(&json!("mcp__time__convert_time")), "{tools:?}");
-    assert_eq!(results[1]["text"], json!({"result": "Echo: hello"}).to_string());
+    assert!(
+        tools.contains(&json!("mcp__time__convert_time")),
+        "{tools:?}"
+    );
+    assert_eq!(
+        results[1]["text"],
+        json!({"result": "Echo: hello"}).to_string()
+    );
     // The pre_tool_call hook blocks the call.
     assert_eq!(results[2]["is_error"], true);
     assert_eq!(
@@ -221,7 +229,10 @@ fn python_client_over_http_runs_the_whole_pipeline() {
     );
     // Cancellation reaches the tool.
     assert_eq!(results[3]["cancelled"], true, "{}", results[3]);
-    assert!(wait_until(|| served.saw_cancel.load(Ordering::SeqCst)), "the tool never saw the cancellation");
+    assert!(
+        wait_until(|| served.saw_cancel.load(Ordering::SeqCst)),
+        "the tool never saw the cancellation"
+    );
     // The session is still healthy.
     assert_eq!(results[4]["is_error"], false, "{}", results[4]);
     served.server.stop();
@@ -263,14 +274,24 @@ fn toolhost_client_against_toolhost_server_over_stdio() {
         ])
     );
     let out = outer.run(
-        &["call", "mcp__inner__mcp__time__get_current_time", r#"{"timezone":"Europe/Paris"}"#],
+        &[
+            "call",
+            "mcp__inner__mcp__time__get_current_time",
+            r#"{"timezone":"Europe/Paris"}"#,
+        ],
         None,
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let value = stdout_json(&out);
-    assert!(value["result"].as_str().unwrap().contains("Europe/Paris"), "{value}");
+    assert!(
+        value["result"].as_str().unwrap().contains("Europe/Paris"),
+        "{value}"
+    );
     // The inner toolhost validates too; its error comes back unwrapped.
-    let out = outer.run(&["call", "mcp__inner__mcp__time__get_current_time", "{}"], None);
+    let out = outer.run(
+        &["call", "mcp__inner__mcp__time__get_current_time", "{}"],
+        None,
+    );
     assert!(!out.status.success());
     let error = stdout_json(&out)["error"].as_str().unwrap().to_string();
     assert!(error.contains("timezone"), "{error}");
@@ -343,5 +364,9 @@ fn http_serving_is_loopback_only() {
     let home = TestHome::new();
     let out = home.run(&["mcp", "serve", "--http", "0.0.0.0:0"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("only loopback addresses"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("only loopback addresses"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -83,7 +83,8 @@ fn run_list(cli: &Cli, args: &ListArgs) -> Result<ExitCode, CliError> {
     host.shutdown();
     if args.json {
         let out: Vec<Value> = statuses.iter().map(status_json).collect();
-        let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Input(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&out).map_err(|e| CliError::Input(e.to_string()))?;
         println!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -232,12 +233,21 @@ mod tests {
             Some("MCP server 'broken': initialize failed\nmore".into()),
         );
         bad.stderr_tail = vec!["Traceback".into(), "ImportError: x".into()];
-        let table = status_table(&[bad.clone(), ok.clone()]);
+        let table = status_table(&[bad, ok.clone()]);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[0].starts_with("NAME  "), "{table}");
-        assert!(lines[1].contains("failed") && lines[1].ends_with("initialize failed"), "{table}");
-        assert!(lines[3].trim_start().starts_with("stderr: ImportError"), "{table}");
-        assert!(lines[4].contains("connected") && lines[4].contains("    2  "), "{table}");
+        assert!(
+            lines[1].contains("failed") && lines[1].ends_with("initialize failed"),
+            "{table}"
+        );
+        assert!(
+            lines[3].trim_start().starts_with("stderr: ImportError"),
+            "{table}"
+        );
+        assert!(
+            lines[4].contains("connected") && lines[4].contains("    2  "),
+            "{table}"
+        );
         let value = status_json(&ok);
         assert_eq!(value["status"], "connected");
         assert_eq!(value["tool_count"], 2);

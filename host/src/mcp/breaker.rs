@@ -107,8 +107,14 @@ mod tests {
         assert!(!b.record_failure_at(t0));
         assert!(b.check_at(t0).is_ok());
         assert!(b.record_failure_at(t0), "third failure opens");
-        assert_eq!(b.check_at(t0 + Duration::from_secs(10)), Err(Duration::from_secs(50)));
-        assert!(b.check_at(t0 + Duration::from_secs(60)).is_ok(), "half-open after cooldown");
+        assert_eq!(
+            b.check_at(t0 + Duration::from_secs(10)),
+            Err(Duration::from_secs(50))
+        );
+        assert!(
+            b.check_at(t0 + Duration::from_secs(60)).is_ok(),
+            "half-open after cooldown"
+        );
         // The trial fails: open again at once.
         assert!(b.record_failure_at(t0 + Duration::from_secs(61)));
         assert!(b.check_at(t0 + Duration::from_secs(62)).is_err());

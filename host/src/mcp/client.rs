@@ -19,8 +19,8 @@ use super::error::McpError;
 use super::registration::{self, Registration, SkippedTool};
 use super::results::{call_result_value, error_value};
 use super::session::{CallFailure, Session};
-use super::stderr_ring::StderrRing;
 use super::status::{ServerState, ServerStatus};
+use super::stderr_ring::StderrRing;
 
 #[derive(Debug, Default)]
 struct Tracked {
@@ -132,7 +132,9 @@ impl ServerClient {
         }
     }
 
-    async fn connect_within_timeout(self: Arc<Self>) -> Result<(Arc<Session>, Registration), McpError> {
+    async fn connect_within_timeout(
+        self: Arc<Self>,
+    ) -> Result<(Arc<Session>, Registration), McpError> {
         let limit = self.config.connect_timeout;
         let weak = Arc::downgrade(&self);
         let runtime = self.runtime.clone();
@@ -142,7 +144,8 @@ impl ServerClient {
             }
         });
         let attempt = async {
-            let session = Session::connect(&self.config, self.stderr.clone(), Some(tools_changed)).await?;
+            let session =
+                Session::connect(&self.config, self.stderr.clone(), Some(tools_changed)).await?;
             let tools = session.list_tools().await?;
             Ok::<_, McpError>((session, tools))
         };
@@ -177,7 +180,9 @@ impl ServerClient {
                     registration::register_tools(&self.registry, &self, &tools, &previous);
                 self.tracked().registration = registration;
             }
-            Ok(Err(err)) => tracing::warn!(server = %self.config.name, %err, "re-listing MCP tools failed"),
+            Ok(Err(err)) => {
+                tracing::warn!(server = %self.config.name, %err, "re-listing MCP tools failed")
+            }
             Err(_) => tracing::warn!(server = %self.config.name, "re-listing MCP tools timed out"),
         }
     }

@@ -233,7 +233,13 @@ impl McpServerConfig {
         let transport = match self.transport.as_deref().map(str::to_ascii_lowercase) {
             None => None,
             Some(t) if t == "stdio" => Some("stdio"),
-            Some(t) if ["http", "streamable_http", "streamable-http", "streamablehttp"]
+            Some(t)
+                if [
+                    "http",
+                    "streamable_http",
+                    "streamable-http",
+                    "streamablehttp",
+                ]
                 .contains(&t.as_str()) =>
             {
                 Some("http")
@@ -270,11 +276,7 @@ impl McpServerConfig {
             (Some(command), None, _) => TransportConfig::Stdio {
                 command: fill(command),
                 args: self.args.iter().map(|a| fill(a)).collect(),
-                env: self
-                    .env
-                    .iter()
-                    .map(|(k, v)| (k.clone(), fill(v)))
-                    .collect(),
+                env: self.env.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
                 cwd: self.cwd.as_deref().map(|c| PathBuf::from(fill(c))),
             },
             (None, Some(url), _) => TransportConfig::Http {
@@ -390,7 +392,8 @@ mod tests {
 
     #[test]
     fn include_accepts_a_single_string() {
-        let c = parse("url = \"http://x\"\ntools = { include = \"echo\", exclude = [\"a\", \"b\"] }");
+        let c =
+            parse("url = \"http://x\"\ntools = { include = \"echo\", exclude = [\"a\", \"b\"] }");
         assert_eq!(c.tools.include, vec!["echo"]);
         assert_eq!(c.tools.exclude, vec!["a", "b"]);
     }
@@ -415,10 +418,19 @@ mod tests {
         let cases = [
             ("", "set `command`"),
             ("command = \"a\"\nurl = \"http://x\"", "mutually exclusive"),
-            ("url = \"http://x\"\ntransport = \"sse\"", "SSE transport is not supported"),
+            (
+                "url = \"http://x\"\ntransport = \"sse\"",
+                "SSE transport is not supported",
+            ),
             ("command = \"a\"\ntransport = \"http\"", "needs `url`"),
-            ("url = \"http://x\"\ntransport = \"stdio\"", "needs `command`"),
-            ("command = \"a\"\ntimeout = 0", "`timeout` must be a positive"),
+            (
+                "url = \"http://x\"\ntransport = \"stdio\"",
+                "needs `command`",
+            ),
+            (
+                "command = \"a\"\ntimeout = 0",
+                "`timeout` must be a positive",
+            ),
             ("command = \"a\"\nconnect_timeout = -1", "`connect_timeout`"),
         ];
         for (text, want) in cases {
@@ -453,9 +465,11 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let r = parse("url = \"http://h/${MISSING}\"\nheaders = { Authorization = \"Bearer ${TOKEN}\" }")
-            .resolve("s", &lookup)
-            .unwrap();
+        let r = parse(
+            "url = \"http://h/${MISSING}\"\nheaders = { Authorization = \"Bearer ${TOKEN}\" }",
+        )
+        .resolve("s", &lookup)
+        .unwrap();
         assert_eq!(
             r.transport,
             TransportConfig::Http {

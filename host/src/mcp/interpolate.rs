@@ -41,9 +41,7 @@ pub fn interpolate(text: &str, lookup: &dyn Fn(&str) -> Option<String>, server: 
 
 fn is_var_name(name: &str) -> bool {
     !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !name.as_bytes()[0].is_ascii_digit()
 }
 

@@ -44,7 +44,11 @@ fn hashed(name: &str, server: &str, tool: &str) -> String {
     let keep = MAX_TOOL_NAME_LEN - HASH_LEN - 1;
     // All characters are ASCII after sanitizing: byte slicing is safe.
     let head = &name[..name.len().min(keep)];
-    format!("{head}_{:0width$x}", fnv1a(server, tool) as u32, width = HASH_LEN)
+    format!(
+        "{head}_{:0width$x}",
+        fnv1a(server, tool) as u32,
+        width = HASH_LEN
+    )
 }
 
 fn fnv1a(server: &str, tool: &str) -> u64 {

@@ -172,7 +172,9 @@ pub fn spawn(
         let status = child.wait().await;
         match &status {
             Ok(status) => tracing::debug!(server = %name, %status, "MCP server process exited"),
-            Err(err) => tracing::warn!(server = %name, %err, "waiting for MCP server process failed"),
+            Err(err) => {
+                tracing::warn!(server = %name, %err, "waiting for MCP server process failed")
+            }
         }
         let _ = tx.send(status.ok());
         // Keep the channel's value observable after this task ends.
@@ -301,13 +303,21 @@ mod tests {
             ("LD_PRELOAD", "/evil.so"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
-        let own: BTreeMap<String, String> =
-            [("TOKEN".to_string(), "t".to_string())].into_iter().collect();
+        let own: BTreeMap<String, String> = [("TOKEN".to_string(), "t".to_string())]
+            .into_iter()
+            .collect();
         let env = child_env(parent, &own);
         let names: Vec<&str> = env.keys().map(String::as_str).collect();
         assert_eq!(
             names,
-            vec!["HOME", "LC_CTYPE", "PATH", "TOKEN", DEPTH_VAR, "XDG_CONFIG_HOME"]
+            vec![
+                "HOME",
+                "LC_CTYPE",
+                "PATH",
+                "TOKEN",
+                DEPTH_VAR,
+                "XDG_CONFIG_HOME"
+            ]
         );
     }
 
@@ -354,7 +364,10 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             left = live_members(pgid);
         }
-        assert!(left.is_empty(), "process group {pgid} survived shutdown: {left:?}");
+        assert!(
+            left.is_empty(),
+            "process group {pgid} survived shutdown: {left:?}"
+        );
     }
 
     /// Non-zombie processes of group `pgid`, from /proc.
@@ -382,7 +395,10 @@ mod tests {
         let (process, _stdout, stdin) = spawn(
             "t",
             "sh",
-            &["-c".to_string(), "echo oops >&2; echo second >&2".to_string()],
+            &[
+                "-c".to_string(),
+                "echo oops >&2; echo second >&2".to_string(),
+            ],
             &BTreeMap::new(),
             None,
             ring.clone(),
@@ -411,6 +427,9 @@ mod tests {
         )
         .unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("ghost") && text.contains("/nonexistent/server"), "{text}");
+        assert!(
+            text.contains("ghost") && text.contains("/nonexistent/server"),
+            "{text}"
+        );
     }
 }

@@ -203,7 +203,8 @@ mod tests {
             input_schema(&tool("a", json!({}))),
             json!({"type": "object", "properties": {}})
         );
-        let s = json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]});
+        let s =
+            json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]});
         assert_eq!(input_schema(&tool("a", s.clone())), s);
     }
 

@@ -71,12 +71,20 @@ fn content_text(server: &str, blocks: &[ContentBlock], media_dir: &Path) -> Stri
     for block in blocks {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
-            ContentBlock::Image(image) => {
-                parts.push(media_line("image", &image.mime_type, &image.data, server, media_dir))
-            }
-            ContentBlock::Audio(audio) => {
-                parts.push(media_line("audio", &audio.mime_type, &audio.data, server, media_dir))
-            }
+            ContentBlock::Image(image) => parts.push(media_line(
+                "image",
+                &image.mime_type,
+                &image.data,
+                server,
+                media_dir,
+            )),
+            ContentBlock::Audio(audio) => parts.push(media_line(
+                "audio",
+                &audio.mime_type,
+                &audio.data,
+                server,
+                media_dir,
+            )),
             ContentBlock::Resource(embedded) => match &embedded.resource {
                 ResourceContents::TextResourceContents { uri, text, .. } => {
                     parts.push(format!("[resource {uri}]\n{text}"))
@@ -126,14 +134,16 @@ fn media_line(kind: &str, mime: &str, data: &str, server: &str, media_dir: &Path
             bytes.len(),
             path.display()
         ),
-        Err(err) => format!(
-            "[{kind} {mime}, {} bytes, not saved: {err}]",
-            bytes.len()
-        ),
+        Err(err) => format!("[{kind} {mime}, {} bytes, not saved: {err}]", bytes.len()),
     }
 }
 
-fn save_media(server: &str, mime: &str, bytes: &[u8], media_dir: &Path) -> std::io::Result<PathBuf> {
+fn save_media(
+    server: &str,
+    mime: &str,
+    bytes: &[u8],
+    media_dir: &Path,
+) -> std::io::Result<PathBuf> {
     let dir = media_dir.join(super::naming::sanitize(server));
     std::fs::create_dir_all(&dir)?;
     let stamp = std::time::SystemTime::now()
@@ -188,7 +198,11 @@ mod tests {
         let d = dir.path();
         let cases = [
             (
-                result(vec![ContentBlock::text("a"), ContentBlock::text("b")], None, false),
+                result(
+                    vec![ContentBlock::text("a"), ContentBlock::text("b")],
+                    None,
+                    false,
+                ),
                 json!({"result": "a\nb"}),
             ),
             (result(vec![], None, false), json!({"result": ""})),
@@ -209,16 +223,26 @@ mod tests {
                 json!({"error": "MCP tool returned an error"}),
             ),
             (
-                result(vec![ContentBlock::text(r#"{"error":"blocked by policy"}"#)], None, true),
+                result(
+                    vec![ContentBlock::text(r#"{"error":"blocked by policy"}"#)],
+                    None,
+                    true,
+                ),
                 json!({"error": "blocked by policy"}),
             ),
             (
-                result(vec![ContentBlock::text(r#"{"error":"x","code":3}"#)], None, true),
+                result(
+                    vec![ContentBlock::text(r#"{"error":"x","code":3}"#)],
+                    None,
+                    true,
+                ),
                 json!({"error": r#"{"error":"x","code":3}"#}),
             ),
             (
                 result(
-                    vec![ContentBlock::text("auth failed for token ghp_abcdefghijklmnopqrstuvwxyz0123")],
+                    vec![ContentBlock::text(
+                        "auth failed for token ghp_abcdefghijklmnopqrstuvwxyz0123",
+                    )],
                     None,
                     true,
                 ),
@@ -243,13 +267,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG fake");
         let r = result(
-            vec![ContentBlock::text("here"), ContentBlock::image(data, "image/png")],
+            vec![
+                ContentBlock::text("here"),
+                ContentBlock::image(data, "image/png"),
+            ],
             None,
             false,
         );
         let value = call_result_value("my server", &r, dir.path());
         let text = value["result"].as_str().unwrap();
-        assert!(text.starts_with("here\n[image image/png, 9 bytes, saved to "), "{text}");
+        assert!(
+            text.starts_with("here\n[image image/png, 9 bytes, saved to "),
+            "{text}"
+        );
         let path = text
             .split("saved to ")
             .nth(1)
@@ -278,12 +308,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let blob = base64::engine::general_purpose::STANDARD.encode(b"%PDF");
         let r = result(
-            vec![ContentBlock::resource(ResourceContents::BlobResourceContents {
-                uri: "file:///x.pdf".into(),
-                mime_type: Some("application/pdf".into()),
-                blob,
-                meta: None,
-            })],
+            vec![ContentBlock::resource(
+                ResourceContents::BlobResourceContents {
+                    uri: "file:///x.pdf".into(),
+                    mime_type: Some("application/pdf".into()),
+                    blob,
+                    meta: None,
+                },
+            )],
             None,
             false,
         );
@@ -291,6 +323,9 @@ mod tests {
             .as_str()
             .unwrap()
             .to_string();
-        assert!(text.starts_with("[resource file:///x.pdf] [resource application/pdf, 4 bytes"), "{text}");
+        assert!(
+            text.starts_with("[resource file:///x.pdf] [resource application/pdf, 4 bytes"),
+            "{text}"
+        );
     }
 }

@@ -44,7 +44,10 @@ pub enum CallFailure {
 impl CallFailure {
     /// True when the failure says something about the server's health.
     pub fn counts_against_server(&self) -> bool {
-        matches!(self, CallFailure::Timeout(_) | CallFailure::TransportClosed(_))
+        matches!(
+            self,
+            CallFailure::Timeout(_) | CallFailure::TransportClosed(_)
+        )
     }
 }
 
@@ -115,11 +118,14 @@ impl Session {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(http_headers(&server.name, headers)?);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service = handler.serve(transport).await.map_err(|err| McpError::Protocol {
-                    server: server.name.clone(),
-                    stage: "initialize",
-                    message: format!("{err} (url {url})"),
-                })?;
+                let service = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|err| McpError::Protocol {
+                        server: server.name.clone(),
+                        stage: "initialize",
+                        message: format!("{err} (url {url})"),
+                    })?;
                 Ok(Session::new(&server.name, service, None, None, stderr))
             }
         }
@@ -284,15 +290,16 @@ fn http_headers(
         if reserved.contains(&name.to_ascii_lowercase().as_str()) {
             return Err(McpError::HttpSetup {
                 server: server.to_string(),
-                message: format!("header {name:?} is managed by the MCP transport and cannot be set"),
+                message: format!(
+                    "header {name:?} is managed by the MCP transport and cannot be set"
+                ),
             });
         }
-        let header = http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
-            McpError::HttpSetup {
+        let header =
+            http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| McpError::HttpSetup {
                 server: server.to_string(),
                 message: format!("invalid header name {name:?}: {e}"),
-            }
-        })?;
+            })?;
         let value = http::HeaderValue::from_str(value).map_err(|e| McpError::HttpSetup {
             server: server.to_string(),
             message: format!("invalid value for header {name:?}: {e}"),

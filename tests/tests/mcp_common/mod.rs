@@ -92,7 +92,10 @@ impl EverythingHttp {
             .expect("start server-everything streamableHttp");
         let deadline = Instant::now() + Duration::from_secs(60);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         EverythingHttp {
@@ -156,5 +159,10 @@ pub fn kill_process_group(pid: u32) {
     assert!(pgid > 1);
     // SAFETY: killpg only sends a signal to the group checked above.
     let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    assert_eq!(rc, 0, "killpg({pgid}) failed: {}", std::io::Error::last_os_error());
+    assert_eq!(
+        rc,
+        0,
+        "killpg({pgid}) failed: {}",
+        std::io::Error::last_os_error()
+    );
 }

@@ -115,7 +115,10 @@ impl ServerHandler for ToolhostServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !is_exposed(self.core.dispatcher.registry(), &self.core.selection, &name) {
-            return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
         }
         let args_json = request
             .arguments

@@ -86,8 +86,7 @@ pub async fn serve_http(
     let local_addr = listener
         .local_addr()
         .map_err(|source| HttpServeError::Bind { addr, source })?;
-    let config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(stop.child_token());
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
     let service = StreamableHttpService::new(
         move || Ok(ToolhostServer::new(Arc::clone(&core))),
         Arc::new(LocalSessionManager::default()),

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use elicitation::{ApprovalAnswer, ApprovalPrompt, ElicitationRouter, RouteGuard};
 pub use handler::{ServerCore, ToolhostServer};
-pub use http::{HttpServer, HttpServeError, serve_http};
+pub use http::{HttpServeError, HttpServer, serve_http};
 pub use listing::{ExposedTool, ToolSelection, exposed_tools};
 pub use progress::DEFAULT_INTERVAL as DEFAULT_PROGRESS_INTERVAL;
 
