@@ -11,13 +11,14 @@ use std::time::Duration;
 use tools_core::approval::AllowAllGate;
 use tools_core::home::HomeError;
 use tools_core::tools::{CoreToolFailure, register_core_tools};
-use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
+use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContext};
 
-use crate::batch::BatchOptions;
+use crate::batch::{BatchOptions, PathResolver, canonical_path};
 use crate::config::{ConfigError, LoadedConfig};
-use crate::dispatch::Dispatcher;
+use crate::dispatch::{AgentLoopHandler, Dispatcher};
 use crate::mcp::{DiscoveryOptions, McpManager};
 use crate::spill::ResultSpill;
+use crate::toolsets::{Toolsets, ToolsetsError};
 
 /// What to start.
 #[derive(Clone, Debug, Default)]
@@ -39,6 +40,20 @@ pub enum StartError {
     /// Bad configuration.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A user-defined toolset is invalid.
+    #[error("config: {0}")]
+    Toolsets(#[from] ToolsetsError),
+}
+
+impl AgentLoopHandler for AgentLoopState {
+    fn handle(
+        &self,
+        name: &str,
+        args: &serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Option<serde_json::Value> {
+        AgentLoopState::handle(self, name, args, ctx)
+    }
 }
 
 /// A running toolhost.
@@ -53,6 +68,8 @@ pub struct Toolhost {
     pub hooks: Arc<Hooks>,
     /// Services the core tools were built with.
     pub services: Arc<CoreServices>,
+    /// Built-in and user-defined toolsets.
+    pub toolsets: Toolsets,
     /// The dispatch pipeline.
     pub dispatcher: Dispatcher,
     /// Core tools that failed to register.
@@ -77,12 +94,13 @@ impl Toolhost {
         let config = LoadedConfig::load(options.config.as_deref(), &home.config_file())?;
         let registry = Arc::new(Registry::new());
         let hooks = Arc::new(Hooks::new());
-        let services = Arc::new(CoreServices {
-            home: home.clone(),
-            settings: config.config.core_settings(),
-            hooks: Arc::clone(&hooks),
-            approval: Arc::new(AllowAllGate),
-        });
+        let services = Arc::new(CoreServices::new(
+            home.clone(),
+            config.config.core_settings(),
+            Arc::clone(&hooks),
+            Arc::new(AllowAllGate),
+        ));
+        let toolsets = Toolsets::from_config(&config.config.toolsets)?;
         let core_failures = register_core_tools(&registry, &services);
         // MCP last: its tools never shadow core or plugin tools.
         let mcp = if options.skip_mcp {
@@ -94,11 +112,14 @@ impl Toolhost {
                 &DiscoveryOptions::from_env(home.results_dir().join("mcp-media")),
             )
         };
+        let agent_loop: Arc<dyn AgentLoopHandler> =
+            Arc::new(AgentLoopState::from_services(&services));
         let dispatcher = Dispatcher::new(
             Arc::clone(&registry),
             Arc::clone(&hooks),
             ResultSpill::new(home.results_dir()),
         )
+        .with_agent_loop(agent_loop)
         .with_default_limit(config.config.dispatch.max_result_chars);
         Ok(Toolhost {
             home,
@@ -106,6 +127,7 @@ impl Toolhost {
             registry,
             hooks,
             services,
+            toolsets,
             dispatcher,
             core_failures,
             mcp,
@@ -127,7 +149,24 @@ impl Toolhost {
                 .then(|| Duration::from_secs_f64(settings.batch_timeout_secs)),
             cancel_grace: Duration::from_secs_f64(settings.cancel_grace_secs.max(0.0)),
             context,
+            resolve_path: self.path_resolver(),
             ..BatchOptions::default()
         }
+    }
+
+    /// Resolves file-tool paths the way the tools do (against the task's working
+    /// directory in its environment), for the batch planner's overlap checks.
+    pub fn path_resolver(&self) -> PathResolver {
+        let services = Arc::clone(&self.services);
+        Arc::new(move |ctx, path| {
+            let files = services.files.for_task(ctx.task_key());
+            let resolved = files.resolve(path);
+            // Only the host's own file system can be asked about symlinks.
+            if files.kind() == "local" {
+                canonical_path(&resolved)
+            } else {
+                resolved
+            }
+        })
     }
 }

@@ -8,15 +8,19 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
-use tools_core::settings::{CoreSettings, ToolOutputSettings};
+use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
+use crate::toolsets::ToolsetsConfig;
 
 /// The whole configuration file.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Config {
+    /// `[toolsets]` (or Hermes' bare list `toolsets = [...]`) — which toolsets are
+    /// enabled or disabled, and user-defined toolsets.
+    pub toolsets: ToolsetsConfig,
     /// `[tool_output]` — in-tool output caps.
     pub tool_output: ToolOutputSettings,
     /// `[approvals]` — dangerous-command approval.
@@ -25,6 +29,10 @@ pub struct Config {
     pub dispatch: DispatchSettings,
     /// `[mcp_servers.NAME]` — external MCP servers whose tools are registered.
     pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+    /// `[memory]` — the memory tool's character budgets.
+    pub memory: MemorySettings,
+    /// `[clarify]` — how long `clarify` waits for an answer.
+    pub clarify: ClarifySettings,
 }
 
 impl Config {
@@ -33,6 +41,8 @@ impl Config {
         CoreSettings {
             tool_output: self.tool_output.clone(),
             approvals: self.approvals.clone(),
+            memory: self.memory.clone(),
+            clarify: self.clarify.clone(),
         }
     }
 }

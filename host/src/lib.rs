@@ -6,9 +6,12 @@ pub mod batch;
 pub mod cli;
 pub mod coerce;
 pub mod config;
+pub mod definitions;
 pub mod dispatch;
 pub mod mcp;
+pub mod schema_sanitize;
 pub mod spill;
+pub mod toolsets;
 pub mod validation;
 
 pub use app::{StartOptions, Toolhost};

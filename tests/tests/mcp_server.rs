@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use mcp_common::*;
 use serde_json::{Value, json};
-use toolhost::mcp::server::{ElicitationRouter, HttpServer, ServerCore, ToolSelection, serve_http};
+use toolhost::mcp::server::{ElicitationRouter, HttpServer, ServerCore, serve_http};
+use toolhost::toolsets::ToolsetSelection;
 use toolhost::{StartOptions, Toolhost};
 use toolhost_tests::{TestHome, stderr, stdout_json, toolhost_bin};
 use tools_core::{CallStatus, PreToolDecision, ToolContext, ToolEntry, ToolError, ToolHandler};
@@ -166,7 +167,8 @@ impl Served {
         });
         let core = Arc::new(ServerCore {
             dispatcher: host.dispatcher.clone(),
-            selection: ToolSelection::default(),
+            toolsets: host.toolsets.clone(),
+            selection: ToolsetSelection::default(),
             elicitation: Arc::new(ElicitationRouter::default()),
             progress_interval: Duration::from_secs(1),
         });
@@ -369,4 +371,100 @@ fn http_serving_is_loopback_only() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn file_tools_over_mcp() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let home = TestHome::new();
+    let dir = tempfile::tempdir().unwrap();
+    let note = dir.path().join("note.txt");
+    let missing = dir.path().join("missing.txt");
+    let report = python_client(&json!({
+        "target": {
+            "command": toolhost_bin(),
+            "args": ["--home", home.path(), "mcp", "serve", "--toolsets", "file"],
+        },
+        "steps": [
+            {"op": "list"},
+            {"op": "call", "name": "write_file", "args": {"path": note, "content": "alpha\nbeta\n"}},
+            {"op": "call", "name": "read_file", "args": {"path": note, "offset": 2}},
+            {"op": "call", "name": "read_file", "args": {"path": missing}},
+        ],
+    }));
+    let results = report["results"].as_array().unwrap();
+    let tools = results[0]["tools"].as_array().unwrap();
+    for tool in ["patch", "read_file", "search_files", "write_file"] {
+        assert!(
+            tools.contains(&json!(tool)),
+            "{tool} missing from {tools:?}"
+        );
+    }
+    assert_eq!(results[1]["is_error"], false, "{}", results[1]);
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "alpha\nbeta\n");
+    assert_eq!(results[2]["is_error"], false, "{}", results[2]);
+    let read: Value = serde_json::from_str(results[2]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(read["content"], "2|beta");
+    assert_eq!(results[3]["is_error"], true, "{}", results[3]);
+}
+
+/// A flagged command over MCP: denied without a human, asked through elicitation when
+/// the client supports it. The command is harmless if it runs (a chmod of a temp file).
+#[test]
+#[ignore = "PENDING(terminal+approval): needs the terminal tool (issue 5) and the approval engine wired into `mcp serve` with the elicitation callback (issue 4)"]
+fn dangerous_command_is_denied_or_asked_over_mcp() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("shared.txt");
+    std::fs::write(&target, "x").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let command = format!("chmod 0777 {}", target.display());
+    let serve = json!({
+        "command": toolhost_bin(),
+        "args": ["--home", home.path(), "mcp", "serve", "--toolsets", "terminal"],
+    });
+    let mode = || std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+
+    // No elicitation capability: the non-interactive policy (deny) applies.
+    let report = python_client(&json!({
+        "target": serve,
+        "steps": [{"op": "call", "name": "terminal", "args": {"command": command}}],
+    }));
+    let result = &report["results"][0];
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result["text"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("approv"),
+        "{result}"
+    );
+    assert_eq!(mode(), 0o600);
+
+    // The client is asked and says no.
+    let report = python_client(&json!({
+        "target": serve,
+        "elicit": "deny",
+        "steps": [{"op": "call", "name": "terminal", "args": {"command": command}}],
+    }));
+    assert_eq!(report["results"][0]["is_error"], true, "{report}");
+    let asked = report["elicitations"][0].as_str().unwrap();
+    assert!(asked.contains("chmod 0777"), "{asked}");
+    assert_eq!(mode(), 0o600);
+
+    // The client is asked and allows it once.
+    let report = python_client(&json!({
+        "target": serve,
+        "elicit": "once",
+        "steps": [{"op": "call", "name": "terminal", "args": {"command": command}}],
+    }));
+    assert_eq!(report["results"][0]["is_error"], false, "{report}");
+    assert_eq!(mode(), 0o777);
 }

@@ -5,6 +5,7 @@
 //! [`tools::register_core_tools`], then plugins and MCP tools; its dispatch pipeline calls
 //! into the registry. Everything here is usable on its own by embedders.
 
+pub mod agent_loop;
 pub mod approval;
 pub mod atomic_file;
 pub mod availability;
@@ -13,10 +14,12 @@ pub mod config_edit;
 pub mod context;
 pub mod entry;
 pub mod error;
+pub mod files;
 pub mod handler;
 pub mod home;
 pub mod hooks;
 pub mod panic_safe;
+pub mod prompter;
 pub mod redact;
 pub mod registry;
 pub mod result;
@@ -24,12 +27,17 @@ pub mod services;
 pub mod settings;
 pub mod tools;
 
+pub use agent_loop::AgentLoopState;
 pub use availability::{Availability, AvailabilityCheck, AvailabilityPass};
 pub use context::ToolContext;
 pub use entry::{Parallelism, SchemaPatch, ToolBuilder, ToolEntry, ToolSource};
 pub use error::{RegisterError, ToolError};
+pub use files::{FileSystem, FileSystemProvider, LocalFileSystem, LocalFileSystemProvider};
 pub use handler::{ToolHandler, ToolOutcome};
 pub use home::Home;
 pub use hooks::{CallStatus, Hooks, PreToolDecision};
+pub use prompter::{
+    PromptAnswer, PromptError, PromptRequest, Prompter, ScriptedPrompter, TerminalPrompter,
+};
 pub use registry::{DispatchResult, RegisterOutcome, Registry};
 pub use services::CoreServices;

@@ -59,10 +59,27 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     .collect()
 });
 
+/// How many of [`RULES`] (from the start) recognise a secret by its own shape (key
+/// blocks, token prefixes, auth headers, URL credentials); the rest key on names
+/// (`PASSWORD=…`, `?token=…`) and misfire on source code.
+const SHAPE_RULES: usize = 4;
+
 /// Replace every secret-looking value in `text` with `[REDACTED]`.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let mut out: Cow<'_, str> = Cow::Borrowed(text);
-    for rule in RULES.iter() {
+    apply(&RULES, text)
+}
+
+/// Redaction for file content shown to the model (`read_file`, `search_files`): only
+/// secrets recognisable by their own shape. Name-based rules are skipped because in
+/// source and config files they hit code (`API_KEY = os.getenv("X")`) and would make
+/// the shown text disagree with the file the model is about to patch.
+pub fn redact_file_content(text: &str) -> Cow<'_, str> {
+    apply(&RULES[..SHAPE_RULES.min(RULES.len())], text)
+}
+
+fn apply<'a>(rules: &[Rule], text: &'a str) -> Cow<'a, str> {
+    let mut out: Cow<'a, str> = Cow::Borrowed(text);
+    for rule in rules {
         if !rule.re.is_match(&out) {
             continue;
         }
@@ -134,6 +151,16 @@ mod tests {
                 "changed: {input}"
             );
         }
+    }
+
+    #[test]
+    fn file_content_keeps_name_based_matches() {
+        let code = "API_KEY = os.getenv(\"API_KEY\")\nurl = base + \"?token=abcd1234\"";
+        assert!(matches!(redact_file_content(code), Cow::Borrowed(_)));
+        assert_eq!(
+            redact_file_content("key: sk-abcdefghijklmnopqrstuv"),
+            "key: [REDACTED]"
+        );
     }
 
     #[test]

@@ -84,10 +84,23 @@ struct Inner {
 }
 
 /// The registry. Share it with `Arc`; all methods take `&self`.
-#[derive(Default)]
 pub struct Registry {
     inner: RwLock<Inner>,
     generation: AtomicU64,
+    id: u64,
+}
+
+/// Source of [`Registry::id`]s.
+static NEXT_REGISTRY_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            inner: RwLock::default(),
+            generation: AtomicU64::new(0),
+            id: NEXT_REGISTRY_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
 }
 
 impl std::fmt::Debug for Registry {
@@ -120,6 +133,12 @@ impl Registry {
     /// Changes on every register, deregister and alias change.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
+    }
+
+    /// A process-unique identity: caches keyed on `(id, generation)` never confuse two
+    /// registries (a dropped registry's address may be reused, its id never is).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Number of registered tools.
@@ -365,6 +384,12 @@ mod tests {
         // Unknown names change nothing.
         assert!(reg.deregister("a").is_none());
         assert_eq!(reg.generation(), g2);
+    }
+
+    #[test]
+    fn every_registry_has_its_own_id() {
+        let (a, b) = (Registry::new(), Registry::new());
+        assert_ne!(a.id(), b.id());
     }
 
     #[test]

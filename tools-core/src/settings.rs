@@ -15,6 +15,9 @@ pub struct ToolOutputSettings {
     pub max_lines: usize,
     /// `read_file` per-line cap (characters).
     pub max_line_length: usize,
+    /// `read_file` cap on one page (characters, Hermes' `file_read_max_chars`): a
+    /// longer page is cut at a line boundary and continues at `next_offset`.
+    pub max_read_chars: usize,
 }
 
 impl Default for ToolOutputSettings {
@@ -23,7 +26,41 @@ impl Default for ToolOutputSettings {
             max_bytes: 50_000,
             max_lines: 2_000,
             max_line_length: 2_000,
+            max_read_chars: 100_000,
         }
+    }
+}
+
+/// `[memory]`: the `memory` tool's budgets.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct MemorySettings {
+    /// Character budget of the agent's notes (`MEMORY.md`).
+    pub memory_char_limit: usize,
+    /// Character budget of the user profile (`USER.md`).
+    pub user_char_limit: usize,
+}
+
+impl Default for MemorySettings {
+    fn default() -> Self {
+        MemorySettings {
+            memory_char_limit: 2_200,
+            user_char_limit: 1_375,
+        }
+    }
+}
+
+/// `[clarify]`: the `clarify` tool.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ClarifySettings {
+    /// Seconds to wait for the user's answer; 0 waits forever.
+    pub timeout: u64,
+}
+
+impl Default for ClarifySettings {
+    fn default() -> Self {
+        ClarifySettings { timeout: 120 }
     }
 }
 
@@ -35,4 +72,8 @@ pub struct CoreSettings {
     pub tool_output: ToolOutputSettings,
     /// `[approvals]`.
     pub approvals: ApprovalSettings,
+    /// `[memory]`.
+    pub memory: MemorySettings,
+    /// `[clarify]`.
+    pub clarify: ClarifySettings,
 }

@@ -19,10 +19,11 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::selection::SelectionArgs;
 use super::{Cli, CliError};
 use crate::mcp::server::{
-    DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore, ToolSelection, serve_http,
-    serve_stdio,
+    DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore, serve_http, serve_stdio,
+    unknown_toolsets,
 };
 use crate::mcp::{ServerState, ServerStatus};
 
@@ -58,12 +59,9 @@ pub struct ServeArgs {
     /// stdio.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// Only these toolsets (comma-separated; aliases such as an MCP server's name work).
-    #[arg(long, value_name = "A,B", value_delimiter = ',')]
-    pub toolsets: Vec<String>,
-    /// Leave out these toolsets (comma-separated).
-    #[arg(long, value_name = "C", value_delimiter = ',')]
-    pub disable: Vec<String>,
+    /// Which toolsets to expose (default: `[toolsets]` of the configuration).
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Seconds between progress notifications for calls that ask for progress.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_PROGRESS_INTERVAL.as_secs_f64())]
     pub progress_interval: f64,
@@ -157,12 +155,14 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let host = cli.start()?;
+    let selection = args.selection.selection(&host);
+    for name in unknown_toolsets(&host.registry, &host.toolsets, &selection) {
+        eprintln!("toolhost: unknown toolset {name:?} (ignored)");
+    }
     let core = Arc::new(ServerCore {
         dispatcher: host.dispatcher.clone(),
-        selection: ToolSelection {
-            enabled: args.toolsets.clone(),
-            disabled: args.disable.clone(),
-        },
+        toolsets: host.toolsets.clone(),
+        selection,
         elicitation: Arc::new(ElicitationRouter::default()),
         progress_interval,
     });

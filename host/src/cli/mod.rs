@@ -9,6 +9,12 @@ mod dispatch;
 mod input;
 mod logging;
 mod mcp;
+mod schema;
+mod selection;
+mod tools;
+mod toolsets;
+
+pub use selection::SelectionArgs;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +44,12 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List the tools of the selected toolsets, available or not.
+    Tools(tools::ToolsArgs),
+    /// List every toolset with its resolved tools.
+    Toolsets(toolsets::ToolsetsArgs),
+    /// Print the OpenAI tool definitions of the selected toolsets.
+    Schema(schema::SchemaArgs),
     /// Run one tool call through the whole pipeline and print its result.
     Call(call::CallArgs),
     /// Execute the tool calls of an assistant message; print the tool messages.
@@ -85,6 +97,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.verbose);
     let outcome = match &cli.command {
+        Command::Tools(args) => tools::run(&cli, args),
+        Command::Toolsets(args) => toolsets::run(&cli, args),
+        Command::Schema(args) => schema::run(&cli, args),
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
         Command::Mcp(args) => mcp::run(&cli, args),

@@ -4,6 +4,20 @@
 //! Result<ToolEntry, RegisterError>`. A tool that fails to build is logged and skipped;
 //! the others still register.
 
+mod args;
+pub mod clarify;
+mod file_guard;
+mod file_lookup;
+pub mod fuzzy_match;
+pub mod memory;
+pub mod patch;
+pub mod read_file;
+pub mod search_files;
+mod text_file;
+pub mod todo;
+pub mod v4a;
+pub mod write_file;
+
 use std::sync::Arc;
 
 use crate::entry::ToolEntry;
@@ -15,7 +29,15 @@ use crate::services::CoreServices;
 pub type CoreToolBuilder = fn(&Arc<CoreServices>) -> Result<ToolEntry, RegisterError>;
 
 /// Every core tool, in registration order.
-pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[];
+pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
+    ("read_file", read_file::build),
+    ("write_file", write_file::build),
+    ("patch", patch::build),
+    ("search_files", search_files::build),
+    ("todo", todo::build),
+    ("memory", memory::build),
+    ("clarify", clarify::build),
+];
 
 /// A core tool that could not be registered.
 #[derive(Debug)]
@@ -78,6 +100,83 @@ mod tests {
     }
     fn panics(_: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         panic!("builder exploded")
+    }
+
+    #[test]
+    fn core_tools_register_in_order() {
+        let registry = Registry::new();
+        let services = Arc::new(CoreServices::for_tests(Home::at("/nonexistent")));
+        assert!(register_core_tools(&registry, &services).is_empty());
+        let names: Vec<&str> = CORE_TOOLS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "read_file",
+                "write_file",
+                "patch",
+                "search_files",
+                "todo",
+                "memory",
+                "clarify"
+            ]
+        );
+        for name in names {
+            let entry = registry.get(name).unwrap();
+            assert!(entry.validator().is_some(), "{name} schema compiles");
+            assert!(!entry.description.is_empty());
+        }
+        assert_eq!(registry.tools_in_toolset("file").len(), 4);
+    }
+
+    /// The file tools reach files only through the task's `FileSystem`: with an
+    /// in-memory backend nothing touches the host's disk.
+    #[test]
+    fn file_tools_work_through_any_file_system() {
+        use crate::files::{FileSystem, InMemoryFileSystem};
+        use serde_json::{Value, json};
+
+        let fs = Arc::new(InMemoryFileSystem::new("/work"));
+        let mut services = CoreServices::for_tests(Home::at("/nonexistent"));
+        services.files = Arc::new(Arc::clone(&fs) as Arc<dyn FileSystem>);
+        let services = Arc::new(services);
+        let registry = Registry::new();
+        register_core_tools(&registry, &services);
+        let call = |name: &str, args: Value| -> Value {
+            let ctx = crate::context::ToolContext::for_task("t1");
+            serde_json::from_str(&registry.dispatch_blocking(name, args, &ctx).text).unwrap()
+        };
+
+        let r = call(
+            "write_file",
+            json!({"path": "src/app.py", "content": "def f():\n    return 1\n"}),
+        );
+        assert_eq!(r["resolved_path"], "/work/src/app.py", "{r}");
+        assert_eq!(
+            call("read_file", json!({"path": "src/app.py"}))["content"],
+            "1|def f():\n2|    return 1"
+        );
+        let r = call(
+            "patch",
+            json!({"path": "/work/src/app.py", "old_string": "return 1", "new_string": "return 2"}),
+        );
+        assert_eq!(r["success"], true, "{r}");
+        let r = call("search_files", json!({"pattern": "return \\d"}));
+        assert_eq!(
+            r["matches"][0],
+            json!({"path": "src/app.py", "line": 2, "content": "    return 2"})
+        );
+        let r = call(
+            "search_files",
+            json!({"pattern": "*.py", "target": "files"}),
+        );
+        assert_eq!(r["files"], json!(["src/app.py"]));
+        let r = call(
+            "patch",
+            json!({"mode": "patch", "patch": "*** Begin Patch\n*** Move File: src/app.py -> lib/app.py\n*** End Patch"}),
+        );
+        assert_eq!(r["success"], true, "{r}");
+        assert!(fs.get(std::path::Path::new("/work/lib/app.py")).is_some());
+        assert!(!std::path::Path::new("/work/lib/app.py").exists());
     }
 
     #[test]

@@ -24,9 +24,10 @@ use serde_json::Value;
 use tools_core::{CallStatus, ToolContext};
 
 use super::elicitation::ElicitationRouter;
-use super::listing::{ExposedTool, ToolSelection, exposed_tools, is_exposed};
+use super::listing::{ExposedTool, exposed_tools, is_exposed};
 use super::progress;
 use crate::dispatch::Dispatcher;
+use crate::toolsets::{ToolsetSelection, Toolsets};
 
 /// How long a cancelled call may take to wind down before it is abandoned.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -38,8 +39,10 @@ static SESSIONS: AtomicU64 = AtomicU64::new(0);
 pub struct ServerCore {
     /// The pipeline calls run through.
     pub dispatcher: Dispatcher,
-    /// Which tools are exposed.
-    pub selection: ToolSelection,
+    /// The toolset catalogue (`[toolsets]`).
+    pub toolsets: Toolsets,
+    /// Which toolsets are exposed.
+    pub selection: ToolsetSelection,
     /// Approval prompts to clients.
     pub elicitation: Arc<ElicitationRouter>,
     /// Heartbeat interval for calls that asked for progress.
@@ -64,14 +67,10 @@ impl ToolhostServer {
     }
 
     fn tool(exposed: ExposedTool) -> Tool {
-        let schema = match exposed.parameters {
-            Value::Object(map) => map,
-            _ => serde_json::Map::new(),
-        };
         let mut tool = Tool::default();
         tool.name = Cow::Owned(exposed.name);
         tool.description = Some(Cow::Owned(exposed.description));
-        tool.input_schema = Arc::new(schema);
+        tool.input_schema = Arc::new(exposed.parameters);
         tool
     }
 }
@@ -101,7 +100,8 @@ impl ServerHandler for ToolhostServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = exposed_tools(self.core.dispatcher.registry(), &self.core.selection)
+        let core = &self.core;
+        let tools = exposed_tools(core.dispatcher.registry(), &core.toolsets, &core.selection)
             .into_iter()
             .map(Self::tool)
             .collect();
@@ -114,7 +114,13 @@ impl ServerHandler for ToolhostServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !is_exposed(self.core.dispatcher.registry(), &self.core.selection, &name) {
+        let core = &self.core;
+        if !is_exposed(
+            core.dispatcher.registry(),
+            &core.toolsets,
+            &core.selection,
+            &name,
+        ) {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {name}"),
                 None,

@@ -1,28 +1,13 @@
-//! Which tools `toolhost mcp serve` exposes: the tools of the selected toolsets.
-//!
-//! SEAM(toolsets): toolset resolution (composites, presets, `all`, legacy names,
-//! availability) belongs to `get_tool_definitions` (branch `toolsets`, issue 2). Until it
-//! is on main, this lists registry entries directly: `--toolsets` names toolsets or
-//! toolset aliases (`github` → `mcp-github`), `--disable` removes toolsets, neither
-//! means every tool. Replace the body of [`exposed_tools`] with a call to
-//! `crate::definitions::get_tool_definitions(enabled, disabled, true)` and keep the
-//! signature.
+//! Which tools `toolhost mcp serve` exposes: exactly what [`get_tool_definitions`] offers
+//! a model for the selected toolsets (`--toolsets` / `--disable` over `[toolsets]`), so
+//! an MCP client sees the same names, descriptions and sanitized schemas as an agent
+//! using toolhost directly (unavailable tools left out, dynamic schemas applied).
 
-use std::collections::BTreeSet;
+use serde_json::{Map, Value};
+use tools_core::Registry;
 
-use serde_json::Value;
-use tools_core::{AvailabilityPass, Registry};
-
-use crate::dispatch::AGENT_LOOP_TOOLS;
-
-/// `--toolsets` / `--disable`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ToolSelection {
-    /// Only these toolsets (empty: all).
-    pub enabled: Vec<String>,
-    /// Minus these toolsets.
-    pub disabled: Vec<String>,
-}
+use crate::definitions::get_tool_definitions;
+use crate::toolsets::{ToolsetSelection, Toolsets};
 
 /// One exposed tool, as MCP's `tools/list` describes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,42 +17,76 @@ pub struct ExposedTool {
     /// Description.
     pub description: String,
     /// JSON Schema of the arguments (an object schema).
-    pub parameters: Value,
+    pub parameters: Map<String, Value>,
 }
 
 /// The tools `selection` exposes, sorted by name.
-pub fn exposed_tools(registry: &Registry, selection: &ToolSelection) -> Vec<ExposedTool> {
-    let resolve = |names: &[String]| -> BTreeSet<String> {
-        names
-            .iter()
-            .map(|n| registry.resolve_alias(n).unwrap_or_else(|| n.clone()))
-            .collect()
-    };
-    let enabled = resolve(&selection.enabled);
-    let disabled = resolve(&selection.disabled);
-    let mut pass = AvailabilityPass::new();
-    registry
-        .entries()
-        .into_iter()
-        // Agent-loop tools answer from an agent's own state, which an MCP client keeps
-        // itself.
-        .filter(|e| !AGENT_LOOP_TOOLS.contains(&e.name.as_str()))
-        .filter(|e| enabled.is_empty() || enabled.contains(&e.toolset))
-        .filter(|e| !disabled.contains(&e.toolset))
-        .filter(|e| pass.evaluate(e.check.as_ref()).available)
-        .map(|e| ExposedTool {
-            name: e.name.clone(),
-            description: e.description.clone(),
-            parameters: e.parameters.clone(),
+pub fn exposed_tools(
+    registry: &Registry,
+    toolsets: &Toolsets,
+    selection: &ToolsetSelection,
+) -> Vec<ExposedTool> {
+    let definitions = get_tool_definitions(
+        registry,
+        toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    );
+    definitions
+        .names
+        .iter()
+        .filter_map(|name| {
+            let function = definitions.function(name)?;
+            Some(ExposedTool {
+                name: name.clone(),
+                description: function
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                parameters: function
+                    .get("parameters")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
+            })
         })
         .collect()
 }
 
 /// True when `name` is among the exposed tools.
-pub fn is_exposed(registry: &Registry, selection: &ToolSelection, name: &str) -> bool {
-    exposed_tools(registry, selection)
-        .iter()
-        .any(|tool| tool.name == name)
+pub fn is_exposed(
+    registry: &Registry,
+    toolsets: &Toolsets,
+    selection: &ToolsetSelection,
+    name: &str,
+) -> bool {
+    get_tool_definitions(
+        registry,
+        toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    )
+    .contains(name)
+}
+
+/// Toolset names of `selection` that denote nothing (reported once at startup).
+pub fn unknown_toolsets(
+    registry: &Registry,
+    toolsets: &Toolsets,
+    selection: &ToolsetSelection,
+) -> Vec<String> {
+    get_tool_definitions(
+        registry,
+        toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    )
+    .unknown
+    .clone()
 }
 
 #[cfg(test)]
@@ -80,9 +99,7 @@ mod tests {
         for (name, toolset) in [
             ("read_file", "file"),
             ("write_file", "file"),
-            ("terminal", "terminal"),
             ("mcp__gh__issues", "mcp-gh"),
-            ("todo", "todo"),
         ] {
             registry.register(ToolEntry::builder(name, toolset).build().unwrap());
         }
@@ -90,8 +107,12 @@ mod tests {
         registry
     }
 
-    fn names(selection: ToolSelection) -> Vec<String> {
-        exposed_tools(&registry(), &selection)
+    fn names(enabled: Option<Vec<&str>>, disabled: Vec<&str>) -> Vec<String> {
+        let selection = ToolsetSelection {
+            enabled: enabled.map(|v| v.into_iter().map(String::from).collect()),
+            disabled: disabled.into_iter().map(String::from).collect(),
+        };
+        exposed_tools(&registry(), &Toolsets::new(), &selection)
             .into_iter()
             .map(|t| t.name)
             .collect()
@@ -100,22 +121,14 @@ mod tests {
     #[test]
     fn selection() {
         assert_eq!(
-            names(ToolSelection::default()),
-            vec!["mcp__gh__issues", "read_file", "terminal", "write_file"]
-        );
-        assert_eq!(
-            names(ToolSelection {
-                enabled: vec!["file".into(), "gh".into()],
-                disabled: vec![],
-            }),
+            names(None, vec![]),
             vec!["mcp__gh__issues", "read_file", "write_file"]
         );
         assert_eq!(
-            names(ToolSelection {
-                enabled: vec![],
-                disabled: vec!["file".into(), "mcp-gh".into()],
-            }),
-            vec!["terminal"]
+            names(Some(vec!["file", "gh"]), vec![]),
+            vec!["mcp__gh__issues", "read_file", "write_file"]
         );
+        assert_eq!(names(None, vec!["file", "mcp-gh"]), Vec::<String>::new());
+        assert_eq!(names(Some(vec!["gh"]), vec![]), vec!["mcp__gh__issues"]);
     }
 }

@@ -1,0 +1,37 @@
+//! `toolhost schema [--toolsets A,B] [--disable C]`: the OpenAI tools array
+//! (`[{"type":"function","function":{...}}]`, sorted by name) on stdout. Unknown toolset
+//! names are reported on stderr and ignored.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::selection::SelectionArgs;
+use super::{Cli, CliError};
+use crate::definitions::get_tool_definitions;
+
+/// Arguments of `toolhost schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which toolsets.
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+/// Run `toolhost schema`.
+pub fn run(cli: &Cli, args: &SchemaArgs) -> Result<ExitCode, CliError> {
+    let host = cli.start()?;
+    let selection = args.selection.selection(&host);
+    let definitions = get_tool_definitions(
+        &host.registry,
+        &host.toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    );
+    for name in &definitions.unknown {
+        eprintln!("toolhost: unknown toolset {name:?} (ignored)");
+    }
+    println!("{}", definitions.to_json());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,631 @@
+//! `search_files` (toolset `file`): regex search inside files, or find files by name.
+//!
+//! Hermes' behaviour (ripgrep-backed): `target='content'` searches file contents with a
+//! regex (output modes `content`, `files_only`, `count`; `context` lines; `file_glob`
+//! filter), `target='files'` finds files by glob, newest first; hidden files and
+//! `.gitignore`d paths are skipped; `offset`/`limit` paginate; five or more content
+//! matches come as a path-grouped text block (`matches_text`); results inside `.env`
+//! files are omitted; matched lines are capped at 500 characters and redacted.
+//!
+//! Differences: the search runs in-process over the task's
+//! [`FileSystem`] (no `rg` binary needed, identical
+//! on every backend); `total_count` is the real total (Hermes pipes through `head`, so
+//! its total never exceeds `offset + limit` and `files_only` never reports truncation);
+//! context lines are shown around matches but not counted or paginated as matches; the
+//! continuation is a `next_offset` field inside the JSON (Hermes appends a plain-text
+//! hint after the JSON, so the result is no longer JSON); a bare file name without glob
+//! characters matches names containing it (`config` finds `app_config.yaml`), and
+//! all-lowercase file patterns match case-insensitively (smart case); files are
+//! streamed line by line (a multi-gigabyte log is searched in bounded memory; only the
+//! first 4 MiB of a single line are searched).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use globset::{GlobBuilder, GlobMatcher};
+use regex::{Regex, RegexBuilder};
+use serde_json::{Map, Value, json};
+
+use crate::context::ToolContext;
+use crate::entry::{Parallelism, ToolEntry};
+use crate::error::{RegisterError, ToolError};
+use crate::files::{FileSystem, WalkControl, WalkOptions};
+use crate::redact::redact_file_content;
+use crate::result::tool_error;
+use crate::services::CoreServices;
+use crate::tools::args::{int_arg, str_arg};
+use crate::tools::file_guard::{is_secret_env_file, read_block_reason};
+use crate::tools::file_lookup::similar_files;
+use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary, truncate_chars};
+
+/// Matched lines longer than this are cut.
+const MAX_MATCH_LINE_CHARS: usize = 500;
+/// Content search stops counting after this many matches.
+const MAX_MATCHES: usize = 10_000;
+/// Only the first this-many bytes of a line are searched (minified files).
+const MAX_LINE_SCAN_BYTES: usize = 4 * 1024 * 1024;
+/// A long file checks the deadline and cancellation every this-many lines.
+const STOP_CHECK_LINES: usize = 65_536;
+/// Context lines are capped at this many per side.
+const MAX_CONTEXT: i64 = 20;
+/// A search gives up after this long.
+const SEARCH_DEADLINE: Duration = Duration::from_secs(60);
+/// From this many matches on a page, content results are path-grouped text.
+const DENSIFY_MIN_MATCHES: usize = 5;
+
+fn schema() -> Value {
+    json!({
+        "description": "Search file contents or find files by name. Use this instead of \
+            grep/rg/find/ls in terminal.\n\nContent search (target='content'): Regex search \
+            inside files. Output modes: full matches with line numbers, file paths only, or \
+            match counts.\n\nFile search (target='files'): Find files by glob pattern (e.g., \
+            '*.py', '*config*'). Also use this instead of ls — results sorted by modification \
+            time.\n\nHidden files and .gitignore'd paths are skipped. When results are \
+            truncated, continue with offset=next_offset.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Regex pattern for content search, or glob pattern (e.g., \
+                        '*.py') for file search"
+                },
+                "target": {
+                    "type": "string",
+                    "enum": ["content", "files"],
+                    "description": "'content' searches inside file contents, 'files' searches \
+                        for files by name",
+                    "default": "content"
+                },
+                "path": {
+                    "type": "string",
+                    "description": "Directory or file to search in (default: current working \
+                        directory)",
+                    "default": "."
+                },
+                "file_glob": {
+                    "type": "string",
+                    "description": "Filter files by pattern in grep mode (e.g., '*.py' to only \
+                        search Python files)"
+                },
+                "limit": {
+                    "type": "integer",
+                    "description": "Maximum number of results to return (default: 50)",
+                    "default": 50
+                },
+                "offset": {
+                    "type": "integer",
+                    "description": "Skip first N results for pagination (default: 0)",
+                    "default": 0
+                },
+                "output_mode": {
+                    "type": "string",
+                    "enum": ["content", "files_only", "count"],
+                    "description": "Output format for grep mode: 'content' shows matching lines \
+                        with line numbers, 'files_only' lists file paths, 'count' shows match \
+                        counts per file",
+                    "default": "content"
+                },
+                "context": {
+                    "type": "integer",
+                    "description": "Number of context lines before and after each match (grep \
+                        mode only)",
+                    "default": 0
+                }
+            },
+            "required": ["pattern"]
+        }
+    })
+}
+
+/// Build the `search_files` tool.
+pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
+    let svc = Arc::clone(services);
+    ToolEntry::builder("search_files", "file")
+        .schema(&schema())
+        .emoji("🔎")
+        .parallelism(Parallelism::Safe)
+        .sync_handler(move |args, ctx| search(&svc, &args, ctx))
+        .build()
+}
+
+/// How paths are shown: relative to the search root, prefixed the way the model wrote
+/// the root, so a result can be passed straight to `read_file`.
+struct Display {
+    root: PathBuf,
+    prefix: String,
+    root_is_file: bool,
+    as_given: String,
+}
+
+impl Display {
+    fn show(&self, path: &Path) -> String {
+        if self.root_is_file {
+            return self.as_given.clone();
+        }
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => format!("{}{}", self.prefix, rel.display()),
+            Err(_) => path.display().to_string(),
+        }
+    }
+}
+
+/// Why a walk stopped early.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Deadline,
+    Cancelled,
+    MatchCap,
+}
+
+impl Stop {
+    fn reason(self) -> &'static str {
+        match self {
+            Stop::Deadline => "search_timeout",
+            Stop::Cancelled => "cancelled",
+            Stop::MatchCap => "match_cap",
+        }
+    }
+}
+
+struct Search<'a> {
+    fs: &'a dyn FileSystem,
+    ctx: &'a ToolContext,
+    root: PathBuf,
+    display: Display,
+    limit: usize,
+    offset: usize,
+    deadline: Instant,
+    omitted: usize,
+    stop: Option<Stop>,
+}
+
+impl Search<'_> {
+    fn check_stop(&mut self) -> bool {
+        if self.ctx.cancel.is_cancelled() {
+            self.stop = Some(Stop::Cancelled);
+        } else if Instant::now() >= self.deadline {
+            self.stop = Some(Stop::Deadline);
+        }
+        self.stop.is_some()
+    }
+}
+
+fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    let Some(pattern) = str_arg(args, "pattern").filter(|p| !p.is_empty()) else {
+        return Ok(tool_error("search_files: 'pattern' is required"));
+    };
+    let target = match str_arg(args, "target").unwrap_or("content") {
+        "content" | "grep" => "content",
+        "files" | "find" => "files",
+        other => {
+            return Ok(tool_error(format!(
+                "Unknown target '{other}'. Use 'content' or 'files'."
+            )));
+        }
+    };
+    let path = str_arg(args, "path")
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or(".");
+    let limit = int_arg(args, "limit", 50).max(1) as usize;
+    let offset = int_arg(args, "offset", 0).max(0) as usize;
+
+    let fs = services.files.for_task(ctx.task_key());
+    let root = fs.resolve(path);
+    if let Some(reason) = read_block_reason(&root, path) {
+        return Ok(tool_error(reason));
+    }
+    let meta = match fs.metadata(&root) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            let mut message = format!("Path not found: {path}");
+            let similar = similar_files(fs.as_ref(), &root, path);
+            if !similar.is_empty() {
+                message.push_str(&format!(". Similar paths: {}", similar.join(", ")));
+            }
+            return Ok(json!({"error": message, "total_count": 0}));
+        }
+        Err(err) => return Ok(tool_error(format!("Cannot search '{path}': {err}"))),
+    };
+    let trimmed = path.trim_end_matches('/');
+    let prefix = match trimmed {
+        "" if path.starts_with('/') => "/".to_string(),
+        "" | "." => String::new(),
+        t => format!("{}/", t.strip_prefix("./").unwrap_or(t)),
+    };
+    let mut search = Search {
+        fs: fs.as_ref(),
+        ctx,
+        display: Display {
+            root: root.clone(),
+            prefix,
+            root_is_file: meta.kind == crate::files::FileKind::File,
+            as_given: path.to_string(),
+        },
+        root,
+        limit,
+        offset,
+        deadline: Instant::now() + SEARCH_DEADLINE,
+        omitted: 0,
+        stop: None,
+    };
+    let mut result = if target == "files" {
+        match glob_matcher(pattern, true) {
+            Ok(matcher) => find_files(&mut search, pattern, &matcher),
+            Err(err) => return Ok(tool_error(err)),
+        }
+    } else {
+        let regex = match RegexBuilder::new(pattern).size_limit(50 << 20).build() {
+            Ok(regex) => regex,
+            Err(err) => return Ok(tool_error(format!("Search failed: invalid regex: {err}"))),
+        };
+        let file_glob = match str_arg(args, "file_glob").filter(|g| !g.is_empty()) {
+            Some(glob) => match glob_matcher(glob, false) {
+                Ok(m) => Some((glob.contains('/'), m)),
+                Err(err) => return Ok(tool_error(err)),
+            },
+            None => None,
+        };
+        let mode = str_arg(args, "output_mode").unwrap_or("content");
+        let context = int_arg(args, "context", 0).clamp(0, MAX_CONTEXT) as usize;
+        let mut result = search_content(&mut search, &regex, file_glob.as_ref(), mode, context);
+        if result.get("total_count") == Some(&json!(0)) && has_newline_escape(pattern) {
+            result.insert(
+                "warning".into(),
+                json!(
+                    "0 results found. Note: content search is line-oriented, so `\\n` in the \
+                     regex does not match line breaks. Use context=N to see neighbouring \
+                     lines, or escape as `\\\\n` to search for a literal backslash-n."
+                ),
+            );
+        }
+        result
+    };
+    if let Some(stop) = search.stop {
+        result.insert("truncated".into(), json!(true));
+        result.insert("limit_reason".into(), json!(stop.reason()));
+    }
+    if search.omitted > 0 {
+        result.insert(
+            "_omitted".into(),
+            json!(format!(
+                "{} result(s) omitted because they are in secret-bearing environment files.",
+                search.omitted
+            )),
+        );
+    }
+    Ok(Value::Object(result))
+}
+
+/// Compile a glob. `for_names`: a bare word (no glob characters) matches names
+/// containing it, and an all-lowercase pattern matches case-insensitively.
+fn glob_matcher(pattern: &str, for_names: bool) -> Result<GlobMatcher, String> {
+    let has_meta = pattern.contains(['*', '?', '[', '{']);
+    let effective = if for_names && !has_meta {
+        format!("*{pattern}*")
+    } else {
+        pattern.to_string()
+    };
+    let smart_case = for_names && !pattern.chars().any(char::is_uppercase);
+    GlobBuilder::new(&effective)
+        .literal_separator(true)
+        .case_insensitive(smart_case)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|err| format!("Invalid glob pattern '{pattern}': {err}"))
+}
+
+/// A glob containing `/` matches the path below the root; otherwise the file name.
+fn glob_hit(matcher: &GlobMatcher, has_slash: bool, root: &Path, path: &Path) -> bool {
+    if has_slash {
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        matcher.is_match(rel) || matcher.is_match(path)
+    } else {
+        path.file_name().is_some_and(|name| matcher.is_match(name))
+    }
+}
+
+fn page_info(result: &mut Map<String, Value>, total: usize, offset: usize, limit: usize) {
+    result.insert("total_count".into(), json!(total));
+    if total > offset + limit {
+        result.insert("truncated".into(), json!(true));
+        result.insert("next_offset".into(), json!(offset + limit));
+    }
+}
+
+fn find_files(search: &mut Search<'_>, pattern: &str, matcher: &GlobMatcher) -> Map<String, Value> {
+    let has_slash = pattern.trim_start_matches("**/").contains('/');
+    let mut found: Vec<(Option<SystemTime>, PathBuf)> = Vec::new();
+    let root = search.root.clone();
+    let fs = search.fs;
+    let walked = fs.walk(&root, &WalkOptions::default(), &mut |entry| {
+        if search.check_stop() {
+            return WalkControl::Stop;
+        }
+        if glob_hit(matcher, has_slash, &root, &entry.path) {
+            if is_secret_env_file(&entry.path) {
+                search.omitted += 1;
+            } else {
+                found.push((entry.modified, entry.path));
+            }
+        }
+        WalkControl::Continue
+    });
+    let mut result = Map::new();
+    if let Err(err) = walked {
+        result.insert("error".into(), json!(format!("Search failed: {err}")));
+        result.insert("total_count".into(), json!(0));
+        return result;
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let files: Vec<String> = found
+        .iter()
+        .skip(search.offset)
+        .take(search.limit)
+        .map(|(_, p)| search.display.show(p))
+        .collect();
+    page_info(&mut result, found.len(), search.offset, search.limit);
+    if !files.is_empty() {
+        result.insert("files".into(), json!(files));
+    }
+    result
+}
+
+/// One matching line.
+struct Hit {
+    file: usize,
+    line: usize,
+}
+
+fn search_content(
+    search: &mut Search<'_>,
+    regex: &Regex,
+    file_glob: Option<&(bool, GlobMatcher)>,
+    mode: &str,
+    context: usize,
+) -> Map<String, Value> {
+    let root = search.root.clone();
+    let fs = search.fs;
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
+    let walked = fs.walk(&root, &WalkOptions::default(), &mut |entry| {
+        if search.check_stop() {
+            return WalkControl::Stop;
+        }
+        if let Some((has_slash, matcher)) = file_glob
+            && !glob_hit(matcher, *has_slash, &root, &entry.path)
+        {
+            return WalkControl::Continue;
+        }
+        let Ok(reader) = fs.open(&entry.path) else {
+            return WalkControl::Continue;
+        };
+        let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
+        match scanner.peek() {
+            Ok(head) if !looks_binary(&head[..head.len().min(SNIFF_BYTES)]) => {}
+            _ => return WalkControl::Continue,
+        }
+        let file_index = files.len();
+        let first_hit = hits.len();
+        let mut number = 0usize;
+        while let Ok(Some(line)) = scanner.next_line(MAX_LINE_SCAN_BYTES) {
+            number += 1;
+            if regex.is_match(&String::from_utf8_lossy(&line.bytes)) {
+                hits.push(Hit {
+                    file: file_index,
+                    line: number,
+                });
+                if hits.len() >= MAX_MATCHES {
+                    break;
+                }
+            }
+            if number.is_multiple_of(STOP_CHECK_LINES) && search.check_stop() {
+                break;
+            }
+        }
+        let count = hits.len() - first_hit;
+        if count > 0 {
+            if is_secret_env_file(&entry.path) {
+                search.omitted += count;
+                hits.truncate(first_hit);
+                return WalkControl::Continue;
+            }
+            files.push(entry.path);
+            counts.push(count);
+        }
+        if hits.len() >= MAX_MATCHES {
+            search.stop = Some(Stop::MatchCap);
+            return WalkControl::Stop;
+        }
+        if search.stop.is_some() {
+            return WalkControl::Stop;
+        }
+        WalkControl::Continue
+    });
+    let mut result = Map::new();
+    if let Err(err) = walked {
+        result.insert("error".into(), json!(format!("Search failed: {err}")));
+        result.insert("total_count".into(), json!(0));
+        return result;
+    }
+    let (offset, limit) = (search.offset, search.limit);
+    match mode {
+        "files_only" => {
+            page_info(&mut result, files.len(), offset, limit);
+            let page: Vec<String> = files
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|p| search.display.show(p))
+                .collect();
+            if !page.is_empty() {
+                result.insert("files".into(), json!(page));
+            }
+        }
+        "count" => {
+            page_info(&mut result, files.len(), offset, limit);
+            result.insert("total_count".into(), json!(counts.iter().sum::<usize>()));
+            let mut page = Map::new();
+            for (path, n) in files.iter().zip(&counts).skip(offset).take(limit) {
+                page.insert(search.display.show(path), json!(n));
+            }
+            if !page.is_empty() {
+                result.insert("counts".into(), Value::Object(page));
+            }
+        }
+        _ => {
+            page_info(&mut result, hits.len(), offset, limit);
+            let page: Vec<&Hit> = hits.iter().skip(offset).take(limit).collect();
+            render_matches(&mut result, search, &files, &page, context);
+        }
+    }
+    result
+}
+
+fn shown_line(line: &str) -> String {
+    let (kept, cut) = truncate_chars(line, MAX_MATCH_LINE_CHARS);
+    let text = if cut {
+        format!("{kept}... [truncated]")
+    } else {
+        kept.to_string()
+    };
+    redact_file_content(&text).into_owned()
+}
+
+fn render_matches(
+    result: &mut Map<String, Value>,
+    search: &Search<'_>,
+    files: &[PathBuf],
+    page: &[&Hit],
+    context: usize,
+) {
+    if page.is_empty() {
+        return;
+    }
+    // Fetch only the lines this page shows (matches and their context), streaming.
+    let mut wanted: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    for hit in page {
+        let from = hit.line.saturating_sub(context).max(1);
+        wanted
+            .entry(hit.file)
+            .or_default()
+            .extend(from..=hit.line + context);
+    }
+    let texts: BTreeMap<usize, BTreeMap<usize, String>> = wanted
+        .iter()
+        .map(|(&file, lines)| (file, lines_at(search.fs, &files[file], lines)))
+        .collect();
+    let line_text = |file: usize, line: usize| -> Option<String> {
+        texts.get(&file)?.get(&line).map(|l| shown_line(l))
+    };
+    if context == 0 && page.len() < DENSIFY_MIN_MATCHES {
+        let matches: Vec<Value> = page
+            .iter()
+            .map(|hit| {
+                json!({
+                    "path": search.display.show(&files[hit.file]),
+                    "line": hit.line,
+                    "content": line_text(hit.file, hit.line).unwrap_or_default(),
+                })
+            })
+            .collect();
+        result.insert("matches".into(), json!(matches));
+        return;
+    }
+    // Path-grouped text: "path", then "  N: match" / "  N- context" rows, "  --" between
+    // separate groups of one file.
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < page.len() {
+        let file = page[i].file;
+        let mut j = i;
+        while j < page.len() && page[j].file == file {
+            j += 1;
+        }
+        let matched: BTreeSet<usize> = page[i..j].iter().map(|h| h.line).collect();
+        let mut shown: BTreeSet<usize> = BTreeSet::new();
+        for &line in &matched {
+            shown.extend(line.saturating_sub(context).max(1)..=line + context);
+        }
+        out.push(search.display.show(&files[file]));
+        let mut previous: Option<usize> = None;
+        for &line in &shown {
+            let Some(text) = line_text(file, line) else {
+                continue;
+            };
+            if previous.is_some_and(|p| line > p + 1) {
+                out.push("  --".to_string());
+            }
+            let sep = if matched.contains(&line) { ':' } else { '-' };
+            out.push(format!("  {line}{sep} {}", text.trim_end()));
+            previous = Some(line);
+        }
+        i = j;
+    }
+    let format = if context > 0 {
+        "path-grouped: each file path on its own line, followed by indented rows \
+         '<line>: <content>' for matches and '<line>- <content>' for context lines; '--' \
+         separates non-adjacent groups"
+    } else {
+        "path-grouped: each file path on its own line, followed by indented \
+         '<line>: <content>' rows for matches in that file"
+    };
+    result.insert("matches_format".into(), json!(format));
+    result.insert("matches_text".into(), json!(out.join("\n")));
+}
+
+/// The text of the given 1-based line numbers of a file (lines that do not exist are
+/// absent), streamed so only those lines are held.
+fn lines_at(fs: &dyn FileSystem, path: &Path, wanted: &BTreeSet<usize>) -> BTreeMap<usize, String> {
+    let mut out = BTreeMap::new();
+    let Some(&last) = wanted.last() else {
+        return out;
+    };
+    let Ok(reader) = fs.open(path) else {
+        return out;
+    };
+    let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
+    let keep = MAX_MATCH_LINE_CHARS * 4 + 1;
+    let mut number = 0usize;
+    while number < last {
+        let want = wanted.contains(&(number + 1));
+        match scanner.next_line(if want { keep } else { 0 }) {
+            Ok(Some(line)) => {
+                number += 1;
+                if want {
+                    out.insert(number, String::from_utf8_lossy(&line.bytes).into_owned());
+                }
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// True when a regex tries to match a line break (`\n` escape or a literal newline).
+fn has_newline_escape(pattern: &str) -> bool {
+    if pattern.contains('\n') {
+        return true;
+    }
+    let bytes = pattern.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            if bytes.get(i + 1) == Some(&b'n') {
+                return true;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+#[path = "search_files_tests.rs"]
+mod tests;
