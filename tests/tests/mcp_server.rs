@@ -308,7 +308,7 @@ fn toolhost_client_against_toolhost_server_over_http() {
     let served = Served::start(&server_home, &proxied_servers());
     let client_home = TestHome::new();
     client_home.write_config(&format!(
-        "[mcp_servers.remote]\nurl = {}\ntools = {{ include = [\"wait_for_cancel\", \"mcp__everything__echo\"] }}\n",
+        "[mcp_servers.remote]\nurl = {}\ntools = {{ include = [\"wait_for_cancel\", \"mcp__everything__echo\", \"late_tool\"] }}\n",
         toml_string(&served.server.url())
     ));
     let client = Toolhost::start(&StartOptions {
@@ -316,7 +316,22 @@ fn toolhost_client_against_toolhost_server_over_http() {
         ..StartOptions::default()
     })
     .unwrap();
+    assert!(!client.registry.contains("mcp__remote__late_tool"));
+    // A tool registered later reaches the client through tools/list_changed.
+    served.host.registry.register(
+        ToolEntry::builder("late_tool", "testing")
+            .description("Registered after the client connected.")
+            .sync_handler(|_, _| Ok(json!({"late": true})))
+            .build()
+            .unwrap(),
+    );
+    assert!(
+        wait_until(|| client.registry.contains("mcp__remote__late_tool")),
+        "the client never learned about late_tool"
+    );
     let ctx = ToolContext::default();
+    let late = client.dispatcher.call("mcp__remote__late_tool", "{}", &ctx);
+    assert_eq!(late.status, CallStatus::Ok, "{}", late.text);
     let ok = client.dispatcher.call(
         "mcp__remote__mcp__everything__echo",
         r#"{"message":"hi"}"#,

@@ -18,12 +18,13 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
     Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tools_core::{CallStatus, ToolContext};
 
 use super::elicitation::ElicitationRouter;
+use super::list_changed;
 use super::listing::{ExposedTool, exposed_tools, is_exposed};
 use super::progress;
 use crate::dispatch::Dispatcher;
@@ -77,7 +78,12 @@ impl ToolhostServer {
 
 impl ServerHandler for ToolhostServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
             .with_server_info(
                 Implementation::new("toolhost", env!("CARGO_PKG_VERSION"))
                     .with_title("toolhost")
@@ -93,6 +99,14 @@ impl ServerHandler for ToolhostServer {
     /// approval elicitation needs.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(list_changed::watch(
+            Arc::clone(&self.core),
+            context.peer,
+            list_changed::WATCH_INTERVAL,
+        ));
     }
 
     async fn list_tools(

@@ -9,6 +9,7 @@
 mod elicitation;
 mod handler;
 mod http;
+mod list_changed;
 mod listing;
 mod progress;
 
