@@ -308,3 +308,38 @@ fn http_headers(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn header_checks() {
+        let ok: BTreeMap<String, String> = [
+            ("Authorization".to_string(), "Bearer abc".to_string()),
+            ("X-Api-Version".to_string(), "2".to_string()),
+        ]
+        .into();
+        assert_eq!(http_headers("s", &ok).unwrap().len(), 2);
+        for (name, value, want) in [
+            ("Accept", "text/plain", "managed by the MCP transport"),
+            ("mcp-session-id", "x", "managed by the MCP transport"),
+            ("bad header", "x", "invalid header name"),
+            ("X-Ok", "line\nbreak", "invalid value for header"),
+        ] {
+            let headers: BTreeMap<String, String> =
+                [(name.to_string(), value.to_string())].into();
+            let err = http_headers("s", &headers).unwrap_err().to_string();
+            assert!(err.contains(want) && err.contains("'s'"), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn only_timeouts_and_lost_transports_count_against_a_server() {
+        assert!(CallFailure::Timeout(Duration::from_secs(1)).counts_against_server());
+        assert!(CallFailure::TransportClosed("x".into()).counts_against_server());
+        assert!(!CallFailure::Rejected("bad params".into()).counts_against_server());
+        assert!(!CallFailure::Cancelled.counts_against_server());
+    }
+}
