@@ -151,18 +151,20 @@ impl Served {
                     "properties": {"command": {"type": "string"}},
                     "required": ["command"],
                 }))
-                .handler(ToolHandler::from_async(move |args: Value, ctx: ToolContext| {
-                    let router = Arc::clone(&router);
-                    async move {
-                        let prompt = ApprovalPrompt {
-                            tool_call_id: ctx.tool_call_id.clone(),
-                            command: args["command"].as_str().unwrap_or_default().to_string(),
-                            description: "test approval".into(),
-                        };
-                        let answer = router.ask(&prompt).await;
-                        Ok(json!({ "answer": format!("{answer:?}") }))
-                    }
-                }))
+                .handler(ToolHandler::from_async(
+                    move |args: Value, ctx: ToolContext| {
+                        let router = Arc::clone(&router);
+                        async move {
+                            let prompt = ApprovalPrompt {
+                                tool_call_id: ctx.tool_call_id.clone(),
+                                command: args["command"].as_str().unwrap_or_default().to_string(),
+                                description: "test approval".into(),
+                            };
+                            let answer = router.ask(&prompt).await;
+                            Ok(json!({ "answer": format!("{answer:?}") }))
+                        }
+                    },
+                ))
                 .build()
                 .unwrap(),
         );
@@ -290,7 +292,10 @@ fn approval_prompts_reach_the_client_through_elicitation() {
     };
     // A client without the elicitation capability cannot be asked.
     let report = ask(None);
-    assert_eq!(report["results"][0]["text"], json!({"answer": "None"}).to_string());
+    assert_eq!(
+        report["results"][0]["text"],
+        json!({"answer": "None"}).to_string()
+    );
     assert_eq!(report["elicitations"], json!([]));
     for (decision, want) in [
         ("once", "Some(Once)"),
@@ -446,6 +451,66 @@ fn toolhost_client_against_toolhost_server_over_http() {
     client.shutdown();
     served.server.stop();
     served.host.shutdown();
+}
+
+/// The status line of a raw `initialize` POST to `url`, with an optional `Origin`.
+fn raw_initialize(url: &str, origin: Option<&str>) -> String {
+    use std::io::{Read, Write};
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}},
+    })
+    .to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(origin) = origin {
+        request.push_str(&format!("Origin: {origin}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The status line is all we need; SSE bodies stay open, so stop after the headers.
+    while !response.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => response.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&response)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn http_refuses_browser_requests() {
+    let home = TestHome::new();
+    let served = Served::start(&home, "");
+    let url = served.server.url();
+    assert!(
+        raw_initialize(&url, None).contains(" 200 "),
+        "{}",
+        raw_initialize(&url, None)
+    );
+    let refused = raw_initialize(&url, Some("https://evil.example"));
+    assert!(refused.contains(" 403 "), "{refused}");
+    served.server.stop();
 }
 
 #[test]

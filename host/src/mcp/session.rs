@@ -328,8 +328,7 @@ mod tests {
             ("bad header", "x", "invalid header name"),
             ("X-Ok", "line\nbreak", "invalid value for header"),
         ] {
-            let headers: BTreeMap<String, String> =
-                [(name.to_string(), value.to_string())].into();
+            let headers: BTreeMap<String, String> = [(name.to_string(), value.to_string())].into();
             let err = http_headers("s", &headers).unwrap_err().to_string();
             assert!(err.contains(want) && err.contains("'s'"), "{name}: {err}");
         }

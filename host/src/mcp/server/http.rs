@@ -2,7 +2,8 @@
 //!
 //! Only loopback addresses are accepted: toolhost's tools read and write files and run
 //! commands, and this endpoint has no authentication. rmcp's `Host` header check
-//! (DNS-rebinding protection) stays on. The MCP endpoint is `/mcp`; any path is served,
+//! (DNS-rebinding protection) stays on, and requests from browsers (any `Origin`
+//! header) are refused. The MCP endpoint is `/mcp`; any path is served,
 //! so `http://127.0.0.1:PORT/mcp` and `http://127.0.0.1:PORT/` both work.
 
 use std::convert::Infallible;
@@ -86,7 +87,12 @@ pub async fn serve_http(
     let local_addr = listener
         .local_addr()
         .map_err(|source| HttpServeError::Bind { addr, source })?;
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    // Browsers send `Origin`; MCP clients do not. Refusing every request that carries one
+    // keeps web pages from driving toolhost's tools through the user's browser (a simple
+    // cross-origin POST needs no CORS preflight and would otherwise reach the tools).
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .enforce_origin_validation();
     let service = StreamableHttpService::new(
         move || Ok(ToolhostServer::new(Arc::clone(&core))),
         Arc::new(LocalSessionManager::default()),
