@@ -408,6 +408,10 @@ fn a_dead_server_opens_the_breaker_then_reconnects() {
     let new_pid = status.pid.unwrap();
     host.shutdown();
     assert!(wait_gone(new_pid), "shutdown stops the reconnected server");
+    // After shutdown nothing is restarted behind the host's back.
+    let after = host.dispatcher.call(tool, args, &ctx);
+    assert!(after.text.contains("shutting down"), "{}", after.text);
+    assert!(host.mcp.statuses()[0].pid.is_none());
 }
 
 #[test]
@@ -459,4 +463,43 @@ fn core_and_plugin_names_win_and_tools_join_their_toolset() {
         Some("mcp-everything")
     );
     manager.shutdown();
+}
+
+#[test]
+fn a_restarted_http_server_is_reconnected() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let server = EverythingHttp::start();
+    let port = server.port;
+    let home = TestHome::new();
+    let host = start(
+        &home,
+        &format!(
+            "[mcp_servers.web]\nurl = {}\ntools = {{ include = [\"echo\"] }}\n",
+            toml_string(&server.url)
+        ),
+    );
+    let ctx = ToolContext::default();
+    let echo = |text: &str| {
+        host.dispatcher.call(
+            "mcp__web__echo",
+            &json!({"message": text}).to_string(),
+            &ctx,
+        )
+    };
+    assert_eq!(echo("one").status, CallStatus::Ok);
+    server.stop();
+    let down = echo("two");
+    assert_eq!(down.status, CallStatus::Error, "{}", down.text);
+    assert!(down.text.contains("MCP server 'web'"), "{}", down.text);
+    // Back on the same address: the next call opens a new MCP session.
+    let _server = EverythingHttp::start_on(port);
+    let up = echo("three");
+    assert_eq!(up.status, CallStatus::Ok, "{}", up.text);
+    assert_eq!(
+        serde_json::from_str::<Value>(&up.text).unwrap(),
+        json!({"result": "Echo: three"})
+    );
+    host.shutdown();
 }

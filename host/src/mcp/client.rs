@@ -6,6 +6,7 @@
 //! the connection's background tasks outlive whichever runtime made the call.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -40,6 +41,7 @@ pub struct ServerClient {
     stderr: StderrRing,
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
     tracked: Mutex<Tracked>,
+    closed: AtomicBool,
     me: Weak<ServerClient>,
 }
 
@@ -68,6 +70,7 @@ impl ServerClient {
             stderr: StderrRing::new(),
             session: tokio::sync::Mutex::new(None),
             tracked: Mutex::new(Tracked::default()),
+            closed: AtomicBool::new(false),
             me: me.clone(),
         })
     }
@@ -190,6 +193,12 @@ impl ServerClient {
     /// A live session: the current one, or a new connection when it dropped.
     async fn live_session(&self) -> Result<Arc<Session>, McpError> {
         let mut slot = self.session.lock().await;
+        if self.closed.load(Ordering::Acquire) {
+            return Err(McpError::NotStarted {
+                server: self.config.name.clone(),
+                reason: "toolhost is shutting down its MCP servers".into(),
+            });
+        }
         if let Some(session) = slot.as_ref() {
             if session.is_alive() {
                 return Ok(Arc::clone(session));
@@ -251,6 +260,7 @@ impl ServerClient {
                 limit.as_secs_f64()
             )),
             Err(CallFailure::TransportClosed(detail)) => {
+                session.mark_broken();
                 let note = session.death_note();
                 self.tracked().last_error = Some(format!("{detail}: {note}"));
                 self.failed(format!(
@@ -279,8 +289,9 @@ impl ServerClient {
         error_value(&message)
     }
 
-    /// Close the connection and stop the process.
+    /// Close the connection and stop the process; later calls are refused.
     pub async fn shutdown(&self) {
+        self.closed.store(true, Ordering::Release);
         let session = self.session.lock().await.take();
         if let Some(session) = session {
             session.shutdown().await;

@@ -5,6 +5,7 @@
 //! with [`Session`], [`CallFailure`] and plain JSON.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -60,6 +61,7 @@ pub struct Session {
     pid: Option<u32>,
     stderr: StderrRing,
     server_version: Option<String>,
+    broken: AtomicBool,
 }
 
 impl std::fmt::Debug for Session {
@@ -151,6 +153,7 @@ impl Session {
             pid,
             stderr,
             server_version,
+            broken: AtomicBool::new(false),
         }
     }
 
@@ -164,9 +167,15 @@ impl Session {
         self.server_version.as_deref()
     }
 
+    /// Treat the connection as gone (a request failed at the transport level: an HTTP
+    /// server that went away may leave the transport looking open).
+    pub fn mark_broken(&self) {
+        self.broken.store(true, Ordering::Release);
+    }
+
     /// True while the connection can carry requests.
     pub fn is_alive(&self) -> bool {
-        if self.peer.is_transport_closed() {
+        if self.broken.load(Ordering::Acquire) || self.peer.is_transport_closed() {
             return false;
         }
         let process = self.process.lock().unwrap_or_else(PoisonError::into_inner);

@@ -76,12 +76,18 @@ pub struct EverythingHttp {
     child: Child,
     /// `http://127.0.0.1:PORT/mcp`.
     pub url: String,
+    /// Its port.
+    pub port: u16,
 }
 
 impl EverythingHttp {
     /// Start it and wait until it accepts connections.
     pub fn start() -> Self {
-        let port = free_port();
+        Self::start_on(free_port())
+    }
+
+    /// Start it on `port`.
+    pub fn start_on(port: u16) -> Self {
         let child = Command::new(everything())
             .arg("streamableHttp")
             .env("PORT", port.to_string())
@@ -101,7 +107,14 @@ impl EverythingHttp {
         EverythingHttp {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
+            port,
         }
+    }
+
+    /// Kill it now.
+    pub fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
