@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use toolhost_tests::skip_unless;
 
 /// Where `.ci/setup-mcp.sh` installs the MCP servers and the Python SDK.
@@ -178,4 +179,45 @@ pub fn kill_process_group(pid: u32) {
         "killpg({pgid}) failed: {}",
         std::io::Error::last_os_error()
     );
+}
+
+/// Run the Python driver with `spec`; its JSON report.
+pub fn python_client(spec: &Value) -> Value {
+    let out = Command::new(python())
+        .arg(fixture("python_client.py"))
+        .arg(spec.to_string())
+        .output()
+        .expect("run the Python MCP client");
+    assert!(
+        out.status.success(),
+        "python client failed\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "python client printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// Config sections proxying the time server and three tools of server-everything.
+pub fn proxied_servers() -> String {
+    format!(
+        "[mcp_servers.time]\ncommand = {}\nargs = [\"--local-timezone=UTC\"]\n[mcp_servers.everything]\ncommand = {}\ntools = {{ include = [\"get-sum\", \"echo\", \"trigger-long-running-operation\"] }}\n",
+        toml_str(&time_server()),
+        toml_str(&everything())
+    )
+}
+
+/// Poll `check` for up to 10 s.
+pub fn wait_until(check: impl Fn() -> bool) -> bool {
+    for _ in 0..200 {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
 }
