@@ -7,7 +7,7 @@ mod mcp_common;
 
 use mcp_common::*;
 use serde_json::{Value, json};
-use toolhost_tests::{TestHome, stderr, stdout_json, toolhost_bin};
+use toolhost_tests::{TestHome, stderr, stdout, stdout_json, toolhost_bin};
 
 #[test]
 fn python_client_over_stdio() {
@@ -89,7 +89,7 @@ fn toolhost_client_against_toolhost_server_over_stdio() {
     inner.write_config(&proxied_servers());
     let outer = TestHome::new();
     outer.write_config(&format!(
-        "[mcp_servers.inner]\ncommand = {}\nargs = [\"--home\", {}, \"mcp\", \"serve\", \"--toolsets\", \"time\"]\n",
+        "[mcp_servers.inner]\ncommand = {}\nargs = [\"--home\", {}, \"mcp\", \"serve\", \"--toolsets\", \"time,file\"]\n",
         toml_str(&toolhost_bin()),
         toml_str(inner.path())
     ));
@@ -100,9 +100,22 @@ fn toolhost_client_against_toolhost_server_over_stdio() {
         list[0]["tools"],
         json!([
             "mcp__inner__mcp__time__convert_time",
-            "mcp__inner__mcp__time__get_current_time"
+            "mcp__inner__mcp__time__get_current_time",
+            "mcp__inner__patch",
+            "mcp__inner__read_file",
+            "mcp__inner__search_files",
+            "mcp__inner__write_file",
         ])
     );
+    // A file tool through two toolhosts.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.txt");
+    std::fs::write(&file, "hello\nworld\n").unwrap();
+    let args = json!({"path": file, "offset": 2}).to_string();
+    let out = outer.run(&["call", "mcp__inner__read_file", &args], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read: Value = serde_json::from_str(stdout_json(&out)["result"].as_str().unwrap()).unwrap();
+    assert_eq!(read["content"], "2|world");
     let out = outer.run(
         &[
             "call",
@@ -233,4 +246,22 @@ fn dangerous_command_is_denied_or_asked_over_mcp() {
     }));
     assert_eq!(report["results"][0]["is_error"], false, "{report}");
     assert_eq!(mode(), 0o777);
+
+    // toolhost's own client declares no elicitation: the served toolhost denies.
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let outer = TestHome::new();
+    outer.write_config(&format!(
+        "[mcp_servers.inner]\ncommand = {}\nargs = [\"--home\", {}, \"mcp\", \"serve\", \"--toolsets\", \"terminal\"]\n",
+        toml_str(&toolhost_bin()),
+        toml_str(home.path())
+    ));
+    let args = json!({ "command": command }).to_string();
+    let out = outer.run(&["call", "mcp__inner__terminal", &args], None);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).to_lowercase().contains("approv"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(mode(), 0o600);
 }
