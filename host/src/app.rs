@@ -87,6 +87,15 @@ impl std::fmt::Debug for Toolhost {
     }
 }
 
+impl Drop for Toolhost {
+    /// Kill background processes and remove containers / close ssh connections of the
+    /// terminal's execution environments (idempotent; `process::exit` skips it, so exit
+    /// paths that bypass drop must call `services.shutdown()` themselves).
+    fn drop(&mut self) {
+        self.services.shutdown();
+    }
+}
+
 impl Toolhost {
     /// Discover everything and build the pipeline.
     pub fn start(options: &StartOptions) -> Result<Self, StartError> {

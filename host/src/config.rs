@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
+use tools_core::environments::TerminalSettings;
 use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
@@ -33,6 +34,8 @@ pub struct Config {
     pub memory: MemorySettings,
     /// `[clarify]` — how long `clarify` waits for an answer.
     pub clarify: ClarifySettings,
+    /// `[terminal]` — execution backend, limits, per-backend sections.
+    pub terminal: TerminalSettings,
 }
 
 impl Config {
@@ -43,6 +46,7 @@ impl Config {
             approvals: self.approvals.clone(),
             memory: self.memory.clone(),
             clarify: self.clarify.clone(),
+            terminal: self.terminal.clone(),
         }
     }
 }

@@ -4,6 +4,8 @@
 //! `cargo test` does not build cdylibs or other packages' binaries, so the test command
 //! is `cargo build --workspace && cargo test --workspace` (see README / .ci/run).
 
+pub mod ci_services;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

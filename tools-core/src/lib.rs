@@ -6,6 +6,7 @@
 //! into the registry. Everything here is usable on its own by embedders.
 
 pub mod agent_loop;
+pub mod ansi;
 pub mod approval;
 pub mod atomic_file;
 pub mod availability;
@@ -13,6 +14,7 @@ pub mod bridge;
 pub mod config_edit;
 pub mod context;
 pub mod entry;
+pub mod environments;
 pub mod error;
 pub mod files;
 pub mod handler;

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use crate::approval::{AllowAllGate, ApprovalGate};
-use crate::files::{FileSystemProvider, LocalFileSystemProvider};
+use crate::environments::EnvironmentManager;
+use crate::environments::files_provider::EnvironmentFiles;
+use crate::files::FileSystemProvider;
 use crate::home::Home;
 use crate::hooks::Hooks;
 use crate::prompter::{Prompter, TerminalPrompter};
@@ -22,10 +24,15 @@ pub struct CoreServices {
     /// The gate terminal commands pass.
     pub approval: Arc<dyn ApprovalGate>,
     /// Each task's file system (the file tools resolve and read/write through it).
-    /// Default: the host, in the process's working directory.
+    /// Default: the task's execution environment (the host for the local backend, in
+    /// the terminal session's working directory; inside the container / remote host for
+    /// the others).
     pub files: Arc<dyn FileSystemProvider>,
     /// Asks the user questions (`clarify`). Default: the terminal.
     pub prompter: Arc<dyn Prompter>,
+    /// Execution environments per task and background processes (from
+    /// `settings.terminal`). Call [`CoreServices::shutdown`] on exit.
+    pub environments: Arc<EnvironmentManager>,
 }
 
 impl std::fmt::Debug for CoreServices {
@@ -38,22 +45,25 @@ impl std::fmt::Debug for CoreServices {
 }
 
 impl CoreServices {
-    /// Services with the default file system (the host, in the process's working
-    /// directory) and prompter (the terminal). Replace `files` / `prompter` afterwards
-    /// to route files into an execution environment or questions into another UI.
+    /// Services from parsed settings: the environment manager (nothing is started until
+    /// a tool needs an environment), the file system of each task's environment, and
+    /// the terminal prompter. Replace `files` / `prompter` afterwards to route files or
+    /// questions elsewhere.
     pub fn new(
         home: Home,
         settings: CoreSettings,
         hooks: Arc<Hooks>,
         approval: Arc<dyn ApprovalGate>,
     ) -> Self {
+        let environments = EnvironmentManager::new(settings.terminal.clone(), home.clone());
         CoreServices {
             home,
             settings,
             hooks,
             approval,
-            files: Arc::new(LocalFileSystemProvider::from_process_cwd()),
+            files: Arc::new(EnvironmentFiles::new(&environments)),
             prompter: Arc::new(TerminalPrompter::stdio()),
+            environments,
         }
     }
 
@@ -66,5 +76,12 @@ impl CoreServices {
             Arc::new(Hooks::new()),
             Arc::new(AllowAllGate),
         )
+    }
+
+    /// Kill background processes and tear down every execution environment (containers,
+    /// ssh connections, sandboxes). The host calls this once on exit, including after
+    /// Ctrl-C; it is idempotent and bounded (~15 s).
+    pub fn shutdown(&self) {
+        self.environments.shutdown();
     }
 }

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use crate::approval::ApprovalSettings;
+use crate::environments::TerminalSettings;
 
 /// `[tool_output]`: caps applied inside tools.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -76,4 +77,6 @@ pub struct CoreSettings {
     pub memory: MemorySettings,
     /// `[clarify]`.
     pub clarify: ClarifySettings,
+    /// `[terminal]` (backend, limits, per-backend sections).
+    pub terminal: TerminalSettings,
 }

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success; 1 the tool result is an error object (`call`); 2 bad usage or
 //! input, or toolhost could not start (bad config).
 
+mod approvals;
 mod call;
 mod dispatch;
 mod input;
@@ -56,6 +57,8 @@ pub enum Command {
     Dispatch(dispatch::DispatchArgs),
     /// MCP: list the configured servers, or serve toolhost's tools to MCP clients.
     Mcp(mcp::McpArgs),
+    /// Judge commands with the dangerous-command detector; manage permanent approvals.
+    Approvals(approvals::ApprovalsArgs),
 }
 
 /// Why a command failed (printed as one line on stderr, exit code 2).
@@ -103,6 +106,7 @@ pub fn main() -> ExitCode {
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
         Command::Mcp(args) => mcp::run(&cli, args),
+        Command::Approvals(args) => approvals::run(&cli, args),
     };
     match outcome {
         Ok(code) => code,

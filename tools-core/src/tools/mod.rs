@@ -25,11 +25,16 @@ use crate::error::RegisterError;
 use crate::registry::Registry;
 use crate::services::CoreServices;
 
+pub mod process;
+pub mod terminal;
+
 /// Builds one core tool.
 pub type CoreToolBuilder = fn(&Arc<CoreServices>) -> Result<ToolEntry, RegisterError>;
 
 /// Every core tool, in registration order.
 pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
+    ("terminal", terminal::build),
+    ("process", process::build),
     ("read_file", read_file::build),
     ("write_file", write_file::build),
     ("patch", patch::build),
@@ -111,6 +116,8 @@ mod tests {
         assert_eq!(
             names,
             [
+                "terminal",
+                "process",
                 "read_file",
                 "write_file",
                 "patch",

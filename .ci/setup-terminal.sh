@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Installs and starts what the terminal/environment tests need (issue 5), as root on a
+# fresh Debian bookworm. Idempotent: running it again reuses what is already up.
+#
+#   - podman + runc + a tiny busybox image imported without registry access, served by
+#     `podman system service` on a unix socket (Docker-compatible API) -> docker backend
+#   - bubblewrap                                                     -> sandbox backend
+#   - an sshd on 127.0.0.1 with generated host and client keys       -> ssh backend
+#
+# Everything lives under $TOOLHOST_CI_DIR (default /tmp/toolhost-ci). The variables the
+# tests need are written to $TOOLHOST_CI_DIR/env (shell `export` lines); the tests read
+# that file themselves when the variables are not already set, and `.ci/run` may source it.
+set -euo pipefail
+
+CI_DIR="${TOOLHOST_CI_DIR:-/tmp/toolhost-ci}"
+SSH_PORT="${TOOLHOST_CI_SSH_PORT:-22022}"
+IMAGE="localhost/toolhost-busybox:latest"
+mkdir -p "$CI_DIR"
+chmod 755 "$CI_DIR"
+
+log() { echo "[setup-terminal] $*"; }
+
+# ---------------------------------------------------------------- packages
+need=()
+for pair in curl:curl podman:podman runc:runc busybox:busybox-static bwrap:bubblewrap sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client; do
+    bin="${pair%%:*}"; pkg="${pair#*:}"
+    if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ]; then need+=("$pkg"); fi
+done
+if [ "${#need[@]}" -gt 0 ]; then
+    log "installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# ---------------------------------------------------------------- podman
+CONF="$CI_DIR/containers.conf"
+cat > "$CONF" <<CONF
+[containers]
+default_ulimits = []
+
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+CONF
+export CONTAINERS_CONF="$CONF"
+
+if ! podman image exists "$IMAGE" 2>/dev/null; then
+    log "building $IMAGE from busybox-static"
+    root="$(mktemp -d)"
+    mkdir -p "$root/bin" "$root/tmp" "$root/root" "$root/etc" "$root/workspace" "$root/var/tmp" "$root/run" "$root/proc" "$root/sys" "$root/dev"
+    chmod 1777 "$root/tmp" "$root/var/tmp"
+    cp "$(command -v busybox)" "$root/bin/busybox"
+    for applet in $("$root/bin/busybox" --list); do
+        [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+    done
+    mkdir -p "$root/usr"; ln -s ../bin "$root/usr/bin"; ln -s ../bin "$root/sbin"
+    echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
+    echo 'root:x:0:' > "$root/etc/group"
+    tar -C "$root" -cf "$CI_DIR/busybox-rootfs.tar" .
+    rm -rf "$root"
+    podman import --change 'CMD ["/bin/sh"]' "$CI_DIR/busybox-rootfs.tar" "$IMAGE" >/dev/null
+fi
+
+SOCK="$CI_DIR/podman.sock"
+if ! curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; then
+    log "starting podman system service on $SOCK"
+    rm -f "$SOCK"
+    # The service runs in a PID namespace of its own: podman 4.3 kills exec sessions by
+    # recorded host pid when a container is removed, and with pids wrapping quickly on a
+    # busy 2-core machine a stale pid can belong to anything. Inside its own namespace a
+    # stray signal can only reach podman's own processes.
+    setsid nohup unshare --pid --fork --mount-proc \
+        podman system service --time=0 "unix://$SOCK" >"$CI_DIR/podman-service.log" 2>&1 < /dev/null &
+    echo $! > "$CI_DIR/podman-service.pid"
+    for _ in $(seq 1 100); do
+        [ -S "$SOCK" ] && curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+fi
+curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null || { log "podman service did not come up"; cat "$CI_DIR/podman-service.log"; exit 1; }
+
+# ---------------------------------------------------------------- sshd
+SSH_DIR="$CI_DIR/ssh"
+mkdir -p "$SSH_DIR" /run/sshd
+chmod 700 "$SSH_DIR"
+[ -f "$SSH_DIR/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$SSH_DIR/host_ed25519"
+[ -f "$SSH_DIR/client_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$SSH_DIR/client_ed25519"
+cp "$SSH_DIR/client_ed25519.pub" "$SSH_DIR/authorized_keys"
+chmod 600 "$SSH_DIR/authorized_keys"
+echo "[127.0.0.1]:$SSH_PORT $(cut -d' ' -f1,2 "$SSH_DIR/host_ed25519.pub")" > "$SSH_DIR/known_hosts"
+cat > "$SSH_DIR/sshd_config" <<SSHD
+Port $SSH_PORT
+ListenAddress 127.0.0.1
+HostKey $SSH_DIR/host_ed25519
+AuthorizedKeysFile $SSH_DIR/authorized_keys
+PidFile $SSH_DIR/sshd.pid
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxSessions 64
+MaxStartups 64:30:128
+Subsystem sftp internal-sftp
+SSHD
+if ! { [ -f "$SSH_DIR/sshd.pid" ] && kill -0 "$(cat "$SSH_DIR/sshd.pid")" 2>/dev/null; }; then
+    log "starting sshd on 127.0.0.1:$SSH_PORT"
+    /usr/sbin/sshd -f "$SSH_DIR/sshd_config" -E "$SSH_DIR/sshd.log"
+fi
+for _ in $(seq 1 50); do
+    ssh -o BatchMode=yes -o UserKnownHostsFile="$SSH_DIR/known_hosts" -o StrictHostKeyChecking=yes \
+        -i "$SSH_DIR/client_ed25519" -p "$SSH_PORT" root@127.0.0.1 true 2>/dev/null && break
+    sleep 0.1
+done
+ssh -o BatchMode=yes -o UserKnownHostsFile="$SSH_DIR/known_hosts" -o StrictHostKeyChecking=yes \
+    -i "$SSH_DIR/client_ed25519" -p "$SSH_PORT" root@127.0.0.1 true \
+    || { log "sshd is not reachable"; cat "$SSH_DIR/sshd.log"; exit 1; }
+
+# ---------------------------------------------------------------- env file
+cat > "$CI_DIR/env" <<ENV
+export CONTAINERS_CONF=$CONF
+export TOOLHOST_TEST_DOCKER_HOST=unix://$SOCK
+export TOOLHOST_TEST_DOCKER_IMAGE=$IMAGE
+export TOOLHOST_TEST_SSH_HOST=127.0.0.1
+export TOOLHOST_TEST_SSH_PORT=$SSH_PORT
+export TOOLHOST_TEST_SSH_USER=root
+export TOOLHOST_TEST_SSH_KEY=$SSH_DIR/client_ed25519
+export TOOLHOST_TEST_SSH_KNOWN_HOSTS=$SSH_DIR/known_hosts
+export TOOLHOST_TEST_BWRAP=$(command -v bwrap)
+ENV
+log "ready; test environment in $CI_DIR/env"

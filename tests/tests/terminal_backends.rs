@@ -1,0 +1,436 @@
+//! The terminal/process tools and environment file I/O against live backends: bubblewrap
+//! (sandbox), podman's Docker-compatible service (docker) and a local sshd (ssh), as set
+//! up by `.ci/setup-terminal.sh`. Under `TOOLHOST_CI=1` a missing service fails the test;
+//! otherwise the test is skipped with a note.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolhost_tests::{ci_services, skip_unless};
+use tools_core::approval::{ApprovalGate, CommandCheck, GateDecision};
+use tools_core::environments::{BackendKind, TerminalSettings};
+use tools_core::settings::CoreSettings;
+use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
+
+/// Records checks; blocks `rm -rf /` as the hardline floor would.
+#[derive(Default)]
+struct FloorGate {
+    seen: Mutex<Vec<CommandCheck>>,
+}
+
+impl ApprovalGate for FloorGate {
+    fn check(&self, check: &CommandCheck) -> GateDecision {
+        self.seen.lock().unwrap().push(check.clone());
+        if check.command.contains("rm -rf / ") {
+            GateDecision::Blocked {
+                message: "BLOCKED (hardline): recursive delete of the root filesystem".into(),
+                hardline: true,
+            }
+        } else {
+            GateDecision::Approved { note: None }
+        }
+    }
+}
+
+struct Rig {
+    _home: tempfile::TempDir,
+    services: Arc<CoreServices>,
+    registry: Registry,
+    gate: Arc<FloorGate>,
+}
+
+impl Rig {
+    fn new(terminal: TerminalSettings) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let gate = Arc::new(FloorGate::default());
+        let settings = CoreSettings {
+            terminal,
+            ..CoreSettings::default()
+        };
+        let services = Arc::new(CoreServices::new(
+            Home::at(home.path()),
+            settings,
+            Arc::new(Hooks::new()),
+            gate.clone(),
+        ));
+        let registry = Registry::new();
+        assert!(tools_core::tools::register_core_tools(&registry, &services).is_empty());
+        Rig {
+            _home: home,
+            services,
+            registry,
+            gate,
+        }
+    }
+
+    fn call(&self, tool: &str, task: &str, args: Value) -> Value {
+        let r = self
+            .registry
+            .dispatch_blocking(tool, args, &ToolContext::for_task(task));
+        serde_json::from_str(&r.text).unwrap()
+    }
+
+    fn run(&self, task: &str, command: &str) -> Value {
+        self.call("terminal", task, json!({"command": command, "timeout": 60}))
+    }
+
+    fn out(&self, task: &str, command: &str) -> String {
+        let r = self.run(task, command);
+        assert_eq!(r["error"], Value::Null, "{command}: {r}");
+        r["output"].as_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        self.services.shutdown();
+    }
+}
+
+/// True once no live process on this host has `pattern` in its command line.
+fn host_has_no(pattern: &str) -> bool {
+    for _ in 0..50 {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", pattern])
+            .output();
+        match out {
+            Ok(o) if o.stdout.is_empty() => return true,
+            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("pgrep: {e}"),
+        }
+    }
+    false
+}
+
+/// The behaviours every backend must show. `tag` makes its sleep commands unique.
+fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
+    // Unique per run, so a leftover from an earlier (failed) run cannot confuse the check.
+    let tag = format!("{tag}{}", std::process::id() % 9973);
+    let task = "main";
+    assert_eq!(rig.out(task, "echo hi"), "hi");
+    // cwd and exported variables persist; unexported ones do not.
+    rig.out(
+        task,
+        "mkdir -p /tmp/th-persist && cd /tmp/th-persist && export KEEP=yes && DROP=1",
+    );
+    assert_eq!(
+        rig.out(task, "pwd; echo $KEEP; echo ${DROP:-unset}"),
+        "/tmp/th-persist\nyes\nunset"
+    );
+    // A timeout kills the whole group inside the environment (all test backends run on
+    // this machine, so the host's process table shows what survived).
+    let r = rig.call(
+        "terminal",
+        task,
+        json!({"command": format!("sh -c 'sleep {tag}1 & wait'"), "timeout": 2}),
+    );
+    assert_eq!(r["exit_code"], 124, "{r}");
+    assert!(
+        host_has_no(&format!("sleep {tag}1")),
+        "the backgrounded grandchild survived the timeout"
+    );
+    // Background lifecycle.
+    let r = rig.call(
+        "terminal",
+        task,
+        json!({"command": "for i in 1 2 3; do echo bg$i; sleep 0.1; done; exit 5", "background": true}),
+    );
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let w = rig.call(
+        "process",
+        task,
+        json!({"action": "wait", "session_id": id, "timeout": 60}),
+    );
+    assert_eq!(w["status"], "exited", "{w}");
+    assert_eq!(w["exit_code"], 5);
+    assert_eq!(w["output"], "bg1\nbg2\nbg3\n");
+    let r = rig.call(
+        "terminal",
+        task,
+        json!({"command": format!("echo started; sleep {tag}2"), "background": true}),
+    );
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let k = rig.call("process", task, json!({"action": "kill", "session_id": id}));
+    assert_eq!(k["status"], "killed", "{k}");
+    assert!(
+        host_has_no(&format!("sleep {tag}2")),
+        "killed background process still running"
+    );
+    // The gate saw every command with the backend's type; the hardline floor holds.
+    let r = rig.run(task, "rm -rf / --no-preserve-root");
+    assert_eq!(r["status"], "blocked");
+    let seen = rig.gate.seen.lock().unwrap();
+    assert!(seen.iter().all(|c| c.env_type == backend.name()));
+}
+
+fn file_io(rig: &Rig) {
+    let env = rig.services.environments.get_or_create("files").unwrap();
+    let data: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    env.write_file(
+        "/tmp/th-files/nested/blob.bin",
+        &data,
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    assert_eq!(
+        env.read_file("/tmp/th-files/nested/blob.bin", Duration::from_secs(60))
+            .unwrap(),
+        data
+    );
+    // Relative paths resolve against the session cwd, and the file is really *inside*
+    // the environment: the shell sees it there.
+    rig.out("files", "cd /tmp/th-files");
+    env.write_file("note.txt", b"inside\n", Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(rig.out("files", "cat /tmp/th-files/note.txt"), "inside");
+    let err = env
+        .read_file("/nonexistent/x", Duration::from_secs(60))
+        .unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/x"), "{err}");
+
+    // The primitives the file tools are built on, inside the environment.
+    use std::io::Read;
+    use tools_core::environments::fs_ops::EnvFileKind;
+    let root = "/tmp/th-fs";
+    rig.out("files", &format!("rm -rf {root}"));
+    assert!(
+        env.write_atomic(&format!("{root}/src/a.txt"), b"alpha\n")
+            .unwrap()
+    );
+    assert!(
+        !env.write_atomic(&format!("{root}/src/a.txt"), b"beta\n")
+            .unwrap()
+    );
+    env.write_atomic(&format!("{root}/src/.hidden"), b"h")
+        .unwrap();
+    env.write_atomic(&format!("{root}/b c.bin"), &data[..1000])
+        .unwrap();
+    let mut text = String::new();
+    env.open_read(&format!("{root}/src/a.txt"))
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, "beta\n");
+    let meta = env.stat(&format!("{root}/b c.bin")).unwrap();
+    assert_eq!((meta.kind, meta.len), (EnvFileKind::File, 1000));
+    assert_eq!(
+        env.stat(&format!("{root}/missing")).unwrap_err().kind(),
+        std::io::ErrorKind::NotFound
+    );
+    assert_eq!(
+        env.list_dir(root).unwrap(),
+        vec![
+            ("b c.bin".to_string(), EnvFileKind::File),
+            ("src".to_string(), EnvFileKind::Dir)
+        ]
+    );
+    let walked: Vec<String> = env
+        .walk_files(root, false, false, None)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    assert_eq!(
+        walked,
+        vec![format!("{root}/b c.bin"), format!("{root}/src/a.txt")]
+    );
+    env.rename(&format!("{root}/src/a.txt"), &format!("{root}/moved/a.txt"))
+        .unwrap();
+    env.remove_file(&format!("{root}/moved/a.txt")).unwrap();
+    assert_eq!(
+        rig.out("files", &format!("ls {root}/moved | wc -l")).trim(),
+        "0"
+    );
+}
+
+/// The file tools (read_file, write_file, patch, search_files) run inside the
+/// environment: what write_file writes, the terminal sees there, and the reverse.
+fn file_tools(rig: &Rig, root: &str) {
+    let task = "tools";
+    rig.out(task, &format!("rm -rf {root} && mkdir -p {root} && cd {root} && printf 'one\\ntwo\\n' > from-shell.txt"));
+    let r = rig.call("read_file", task, json!({"path": "from-shell.txt"}));
+    assert_eq!(r["content"], "1|one\n2|two", "{r}");
+    let r = rig.call(
+        "write_file",
+        task,
+        json!({"path": "sub/from-tool.txt", "content": "alpha\nbeta\n"}),
+    );
+    assert_eq!(r["error"], Value::Null, "{r}");
+    assert_eq!(
+        rig.out(task, &format!("cat {root}/sub/from-tool.txt")),
+        "alpha\nbeta"
+    );
+    let r = rig.call(
+        "patch",
+        task,
+        json!({"path": "sub/from-tool.txt", "old_string": "beta", "new_string": "gamma"}),
+    );
+    assert_eq!(r["error"], Value::Null, "{r}");
+    assert_eq!(rig.out(task, "cat sub/from-tool.txt"), "alpha\ngamma");
+    let r = rig.call(
+        "search_files",
+        task,
+        json!({"pattern": "gamma", "path": root}),
+    );
+    assert!(r.to_string().contains("from-tool.txt"), "{r}");
+    let r = rig.call(
+        "read_file",
+        task,
+        json!({"path": format!("{root}/nope.txt")}),
+    );
+    assert!(
+        r["error"]
+            .as_str()
+            .is_some_and(|e| e.to_lowercase().contains("not found")),
+        "{r}"
+    );
+}
+
+fn docker_settings() -> Option<TerminalSettings> {
+    let (host, image) = ci_services::docker()?;
+    let mut t = TerminalSettings {
+        backend: BackendKind::Docker,
+        ..TerminalSettings::default()
+    };
+    t.docker.host = host;
+    t.docker.image = image;
+    t.docker.memory_mb = 512;
+    // No bridge network: creating and tearing down podman's bridge and firewall rules
+    // while other jobs run on the machine is disruptive, and no test needs a network.
+    t.docker.network = false;
+    Some(t)
+}
+
+#[test]
+fn docker_backend() {
+    let settings = docker_settings();
+    if skip_unless(
+        settings.is_some(),
+        "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)",
+    ) {
+        return;
+    }
+    let rig = Rig::new(settings.unwrap());
+    common_behaviour(&rig, BackendKind::Docker, 71);
+    assert!(rig.gate.seen.lock().unwrap().iter().all(|c| !c.host_access));
+    // Hardened: no capabilities beyond the few kept, no new privileges.
+    let status = rig.out("main", "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status");
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    assert!(!status.contains("CapEff:\t000001ffffffffff"), "{status}");
+    file_io(&rig);
+    file_tools(&rig, "/tmp/th-tools-docker");
+    // Not on the host: the file tools wrote inside the container.
+    assert!(!std::path::Path::new("/tmp/th-tools-docker/sub/from-tool.txt").exists());
+}
+
+#[test]
+fn docker_container_is_removed_on_cleanup() {
+    let settings = docker_settings();
+    if skip_unless(
+        settings.is_some(),
+        "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)",
+    ) {
+        return;
+    }
+    let settings = settings.unwrap();
+    let host = settings.docker.host.clone();
+    let rig = Rig::new(settings);
+    let env = rig.services.environments.get_or_create("gone").unwrap();
+    let description = env.backend().describe();
+    let id = description.split_whitespace().nth(2).unwrap().to_string();
+    let socket = host.strip_prefix("unix://").unwrap().to_string();
+    let inspect = |id: &str| {
+        std::process::Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--unix-socket",
+                &socket,
+            ])
+            .arg(format!("http://d/v1.41/containers/{id}/json"))
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(inspect(&id), "200");
+    rig.services.environments.cleanup_task("gone").unwrap();
+    assert_eq!(inspect(&id), "404");
+}
+
+fn ssh_settings() -> Option<TerminalSettings> {
+    let ssh = ci_services::ssh()?;
+    let mut t = TerminalSettings {
+        backend: BackendKind::Ssh,
+        ..TerminalSettings::default()
+    };
+    t.ssh.host = ssh.host;
+    t.ssh.port = ssh.port;
+    t.ssh.user = ssh.user;
+    t.ssh.key = ssh.key;
+    t.ssh.known_hosts_file = ssh.known_hosts;
+    Some(t)
+}
+
+#[test]
+fn ssh_backend() {
+    let settings = ssh_settings();
+    if skip_unless(settings.is_some(), "the test sshd (TOOLHOST_TEST_SSH_*)") {
+        return;
+    }
+    let rig = Rig::new(settings.unwrap());
+    common_behaviour(&rig, BackendKind::Ssh, 72);
+    assert!(rig.gate.seen.lock().unwrap().iter().all(|c| c.host_access));
+    file_io(&rig);
+    file_tools(&rig, "/tmp/th-tools-ssh");
+    // Background stdin works over ssh too.
+    let r = rig.call(
+        "terminal",
+        "main",
+        json!({"command": "read a; echo got:$a", "background": true}),
+    );
+    let id = r["session_id"].as_str().unwrap().to_string();
+    rig.call(
+        "process",
+        "main",
+        json!({"action": "submit", "session_id": id, "data": "over-ssh"}),
+    );
+    let w = rig.call(
+        "process",
+        "main",
+        json!({"action": "wait", "session_id": id, "timeout": 60}),
+    );
+    assert_eq!(w["output"], "got:over-ssh\n", "{w}");
+}
+
+#[test]
+fn sandbox_backend() {
+    let available = tools_core::environments::sandbox::availability(&Default::default());
+    if skip_unless(available.is_ok(), &format!("bubblewrap ({available:?})")) {
+        return;
+    }
+    let workdir = tempfile::tempdir().unwrap();
+    let mut settings = TerminalSettings {
+        backend: BackendKind::Sandbox,
+        ..TerminalSettings::default()
+    };
+    settings.sandbox.workdir = workdir.path().display().to_string();
+    let rig = Rig::new(settings);
+    common_behaviour(&rig, BackendKind::Sandbox, 73);
+    assert!(rig.gate.seen.lock().unwrap().iter().all(|c| !c.host_access));
+    // Writable workdir only, read-only system, no home, no network.
+    rig.out("box", "echo data > inside.txt");
+    assert_eq!(
+        std::fs::read_to_string(workdir.path().join("inside.txt")).unwrap(),
+        "data\n"
+    );
+    let r = rig.run("box", "touch /usr/th-should-fail");
+    assert_ne!(r["exit_code"], 0, "{r}");
+    let r = rig.run("box", "ls /root");
+    assert_ne!(r["exit_code"], 0, "{r}");
+    let ifaces = rig.out("box", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
+    assert_eq!(ifaces, "lo");
+}

@@ -1,0 +1,116 @@
+//! `echo hi` round trip through the `terminal` tool, per backend: registry dispatch,
+//! approval gate, environment lookup, shell wrapper (snapshot source, cd, run, env dump,
+//! cwd report), capture, ANSI strip, redaction. The environment is warm (created before
+//! measuring), as in Hermes' `hermes_terminal.py` beside this file.
+//!
+//! Backends without their service (bwrap, `.ci/setup-terminal.sh`'s podman socket and
+//! sshd, read from `/tmp/toolhost-ci/env`) are skipped with a note.
+//!
+//! Run: `cargo bench -p tools-core --bench terminal_roundtrip`
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use tools_core::environments::{BackendKind, TerminalSettings};
+use tools_core::settings::CoreSettings;
+use tools_core::{CoreServices, Home, Registry, ToolContext};
+
+fn ci_env() -> HashMap<String, String> {
+    let mut vars: HashMap<String, String> = std::fs::read_to_string(
+        std::env::var("TOOLHOST_CI_ENV").unwrap_or_else(|_| "/tmp/toolhost-ci/env".into()),
+    )
+    .unwrap_or_default()
+    .lines()
+    .filter_map(|l| l.trim().strip_prefix("export "))
+    .filter_map(|kv| kv.split_once('='))
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (k, v) in std::env::vars() {
+        if k.starts_with("TOOLHOST_TEST_") {
+            vars.insert(k, v);
+        }
+    }
+    vars
+}
+
+fn settings_for(kind: BackendKind, env: &HashMap<String, String>) -> Option<TerminalSettings> {
+    let mut t = TerminalSettings {
+        backend: kind,
+        ..TerminalSettings::default()
+    };
+    match kind {
+        BackendKind::Local => {}
+        BackendKind::Sandbox => {
+            tools_core::environments::sandbox::availability(&t.sandbox).ok()?;
+            t.sandbox.workdir = std::env::temp_dir().display().to_string();
+        }
+        BackendKind::Docker => {
+            t.docker.host = env.get("TOOLHOST_TEST_DOCKER_HOST")?.clone();
+            t.docker.image = env.get("TOOLHOST_TEST_DOCKER_IMAGE")?.clone();
+            t.docker.network = false;
+            tools_core::environments::docker::availability(&t.docker).ok()?;
+        }
+        BackendKind::Ssh => {
+            t.ssh.host = env.get("TOOLHOST_TEST_SSH_HOST")?.clone();
+            t.ssh.port = env.get("TOOLHOST_TEST_SSH_PORT")?.parse().ok()?;
+            t.ssh.user = env.get("TOOLHOST_TEST_SSH_USER")?.clone();
+            t.ssh.key = env.get("TOOLHOST_TEST_SSH_KEY")?.clone();
+            t.ssh.known_hosts_file = env.get("TOOLHOST_TEST_SSH_KNOWN_HOSTS")?.clone();
+        }
+        _ => return None,
+    }
+    Some(t)
+}
+
+fn bench(c: &mut Criterion) {
+    let env = ci_env();
+    let mut group = c.benchmark_group("terminal_echo_hi");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(8));
+    for kind in [
+        BackendKind::Local,
+        BackendKind::Sandbox,
+        BackendKind::Docker,
+        BackendKind::Ssh,
+    ] {
+        let Some(terminal) = settings_for(kind, &env) else {
+            eprintln!("skipping {kind}: its service is not set up (.ci/setup-terminal.sh)");
+            continue;
+        };
+        let Ok(home) = tempfile::tempdir() else {
+            eprintln!("skipping {kind}: no temporary directory");
+            continue;
+        };
+        let services = Arc::new(CoreServices::new(
+            Home::at(home.path()),
+            CoreSettings {
+                terminal,
+                ..CoreSettings::default()
+            },
+            Arc::new(tools_core::Hooks::new()),
+            Arc::new(tools_core::approval::AllowAllGate),
+        ));
+        let registry = Registry::new();
+        tools_core::tools::register_core_tools(&registry, &services);
+        let ctx = ToolContext::for_task("bench");
+        let args = json!({"command": "echo hi"});
+        let first = registry.dispatch_blocking("terminal", args.clone(), &ctx);
+        assert!(
+            first.text.contains("\"output\":\"hi\""),
+            "{kind}: {}",
+            first.text
+        );
+        group.bench_function(kind.name(), |b| {
+            b.iter(|| registry.dispatch_blocking("terminal", args.clone(), &ctx))
+        });
+        services.shutdown();
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

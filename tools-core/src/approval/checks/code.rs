@@ -1,0 +1,344 @@
+//! Interpreter code: `python -c`, `node -e`, `perl -e`, `ruby -e`, `php -r`, `bun`/`deno`,
+//! `lua`, `Rscript`, `awk` programs, and code arriving on an interpreter's stdin (heredocs,
+//! pipes). Judged by content, not by the flag alone (Hermes flags every `python -c`):
+//! code that names a process, deletion, file-write or dynamic-code API is flagged, and
+//! string literals handed to `system()`/`subprocess`/`exec` are analysed as shell
+//! commands, so `os.system('rm -rf /')` reaches the hardline floor.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::super::analyze::Analyzer;
+use super::super::model::{Arg, Source};
+use super::super::options::{self, Item, OptSpec};
+use super::super::rules;
+use super::super::verdict::Finding;
+use super::exec::stdin_code;
+use super::files::{Via, write_target_via};
+
+/// Interpreter families.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lang {
+    Python,
+    Node,
+    Deno,
+    Perl,
+    Ruby,
+    Php,
+    Lua,
+    R,
+    Awk,
+    AppleScript,
+}
+
+/// The interpreter family of a command name.
+pub(crate) fn interpreter(name: &str) -> Option<Lang> {
+    let lang = match name {
+        "python" | "py" | "pypy" | "pypy3" | "python2" | "python3" => Lang::Python,
+        n if n.starts_with("python3.") || n.starts_with("python2.") => Lang::Python,
+        "node" | "nodejs" | "bun" => Lang::Node,
+        "deno" => Lang::Deno,
+        "perl" | "perl5" => Lang::Perl,
+        "ruby" => Lang::Ruby,
+        "php" => Lang::Php,
+        "lua" | "luajit" | "lua5.1" | "lua5.3" | "lua5.4" => Lang::Lua,
+        "rscript" => Lang::R,
+        "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
+        "osascript" => Lang::AppleScript,
+        _ => return None,
+    };
+    Some(lang)
+}
+
+/// Interpreters: inline code, code on stdin, remote scripts, in-place edits.
+pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) {
+    let Some(lang) = interpreter(name) else {
+        return;
+    };
+    let rest = &args[1..];
+    let (code_flags, spec): (&[char], OptSpec) = match lang {
+        Lang::Python => (
+            &['c'],
+            OptSpec {
+                short_with_value: "WXcm",
+                long_with_value: &["check-hash-based-pycs"],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Node => (
+            &['e', 'p'],
+            OptSpec {
+                short_with_value: "eprC",
+                long_with_value: &[
+                    "eval",
+                    "print",
+                    "require",
+                    "import",
+                    "loader",
+                    "conditions",
+                    "title",
+                    "input-type",
+                    "experimental-loader",
+                ],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Perl => (
+            &['e', 'E'],
+            OptSpec {
+                short_with_value: "eEIMmx",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Ruby => (
+            &['e'],
+            OptSpec {
+                short_with_value: "eICEFKr",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Php => (
+            &['r'],
+            OptSpec {
+                short_with_value: "rcdzfBRFE",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Lua => (
+            &['e'],
+            OptSpec {
+                short_with_value: "el",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::R | Lang::AppleScript => (
+            &['e'],
+            OptSpec {
+                short_with_value: "e",
+                long_with_value: &[],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Awk => (
+            &[],
+            OptSpec {
+                short_with_value: "Fvfie",
+                long_with_value: &[
+                    "field-separator",
+                    "assign",
+                    "file",
+                    "include",
+                    "source",
+                    "exec",
+                ],
+                stop_at_operand: true,
+            },
+        ),
+        Lang::Deno => (&[], OptSpec::default()),
+    };
+    if lang == Lang::Deno {
+        let rest_words: Vec<&str> = rest.iter().map(|a| a.as_str()).collect();
+        if let Some(pos) = rest_words.iter().position(|w| *w == "eval")
+            && let Some(code_text) = rest.get(pos + 1)
+        {
+            code(az, lang, code_text.as_str(), false);
+        }
+        return;
+    }
+    let items = options::parse(rest, &spec);
+    let mut found_code = false;
+    for item in &items {
+        let value = match item {
+            Item::Short(c, v) if code_flags.contains(c) => *v,
+            Item::Long("eval" | "print", v) if lang == Lang::Node => *v,
+            Item::Short('e', v) | Item::Long("source", v) if lang == Lang::Awk => *v,
+            Item::Short('m', _) if lang == Lang::Python => return,
+            _ => continue,
+        };
+        found_code = true;
+        if let Some(text) = value {
+            code(az, lang, text, false);
+        }
+    }
+    let in_place = matches!(lang, Lang::Perl | Lang::Ruby)
+        && items.iter().any(|i| matches!(i, Item::Short('i', _)));
+    let mut ops = options::operands(&items).peekable();
+    if lang == Lang::Awk
+        && !found_code
+        && !items
+            .iter()
+            .any(|i| matches!(i, Item::Short('f', _) | Item::Long("file", _)))
+        && let Some(i) = ops.next()
+    {
+        code(az, lang, rest[i].as_str(), false);
+        found_code = true;
+    }
+    if in_place {
+        for i in ops {
+            write_target_via(az, &rest[i], Via::Edit);
+        }
+        return;
+    }
+    if found_code {
+        return;
+    }
+    match ops.next().map(|i| &rest[i]) {
+        Some(script) if script.as_str() != "-" => match &script.taint {
+            Some(Source::Remote) => az.flag_rule(&rules::REMOTE_PROCSUB),
+            Some(_) => az.flag_rule(&rules::DECODED_TO_SHELL),
+            None => {}
+        },
+        _ => stdin_code(az, stdin, Some(lang)),
+    }
+}
+
+/// Markers of code that can run processes, delete or write files, or build code.
+const RISKY: &[&str] = &[
+    "os.system",
+    "subprocess",
+    "os.popen",
+    "os.exec",
+    "os.spawn",
+    "os.posix_spawn",
+    "pty.spawn",
+    "shutil.rmtree",
+    "shutil.move",
+    "shutil.chown",
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.removedirs",
+    "os.rename",
+    "os.replace",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "os.kill",
+    "os.killpg",
+    "os.fork",
+    ".unlink(",
+    ".rmdir(",
+    ".write_text(",
+    ".write_bytes(",
+    "__import__",
+    "importlib",
+    "exec(",
+    "eval(",
+    "compile(",
+    "ctypes",
+    "system(",
+    "popen(",
+    "spawn",
+    "execSync",
+    "execFile",
+    "child_process",
+    "fork",
+    "kill(",
+    "unlink",
+    "rmtree",
+    "rmdir",
+    "rmSync",
+    "rm(",
+    "writeFile",
+    "appendFile",
+    "truncate",
+    "chmod",
+    "chown",
+    "Deno.run",
+    "Deno.Command",
+    "Deno.remove",
+    "Bun.spawn",
+    "Bun.write",
+    "Bun.$",
+    "Function(",
+    "shell_exec",
+    "passthru",
+    "proc_open",
+    "pcntl_",
+    "FileUtils",
+    "File.delete",
+    "File.write",
+    "IO.popen",
+    "Open3",
+    "do shell script",
+    "qx",
+];
+
+static OPEN_FOR_WRITE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r#"open\s*\([^)]*(?:,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|['"]\s*\+?>)"#).ok()
+});
+
+static SHELL_STRINGS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
+    )
+    .ok()
+});
+
+static LIST_ITEM: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'"#).ok());
+
+static BACKTICKS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"`([^`]*)`").ok());
+
+/// Judge interpreter code; analyse the shell commands it passes to `system()` & co.
+pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) {
+    let mut risky = RISKY.iter().any(|m| text.contains(m))
+        || OPEN_FOR_WRITE.as_ref().is_some_and(|re| re.is_match(text));
+    if lang == Lang::Awk {
+        risky = text.contains("system(")
+            || text.contains("| \"")
+            || text.contains("|\"")
+            || text.contains("|&")
+            || text.contains("> \"")
+            || text.contains(">\"");
+    }
+    let backticks = matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php);
+    if backticks && text.contains('`') {
+        risky = true;
+    }
+    if risky {
+        az.flag(Finding::with(
+            &rules::INLINE_CODE,
+            if from_stdin {
+                "script via heredoc or stdin that can run commands or change files"
+            } else {
+                "inline script that can run commands or change files (-c/-e)"
+            },
+        ));
+    }
+    let mut payloads: Vec<String> = Vec::new();
+    if let Some(re) = SHELL_STRINGS.as_ref() {
+        for caps in re.captures_iter(text) {
+            let mut payload = caps
+                .get(1)
+                .or_else(|| caps.get(2))
+                .map(|m| m.as_str().to_string())
+                .unwrap_or_default();
+            if let (Some(more), Some(item)) = (caps.get(3), LIST_ITEM.as_ref()) {
+                for extra in item.captures_iter(more.as_str()) {
+                    if let Some(m) = extra.get(1).or_else(|| extra.get(2)) {
+                        payload.push(' ');
+                        payload.push_str(m.as_str());
+                    }
+                }
+            }
+            payloads.push(payload);
+        }
+    }
+    if backticks && let Some(re) = BACKTICKS.as_ref() {
+        payloads.extend(
+            re.captures_iter(text)
+                .filter_map(|c| c.get(1))
+                .map(|m| m.as_str().to_string()),
+        );
+    }
+    for payload in payloads {
+        let unescaped = payload.replace("\\\"", "\"").replace("\\'", "'");
+        az.script(&unescaped);
+    }
+}

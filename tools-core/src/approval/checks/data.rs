@@ -1,0 +1,200 @@
+//! Data stores: SQL `DROP`, `TRUNCATE`, `DELETE`/`UPDATE` without `WHERE` (any case, any
+//! client, in arguments, heredocs or piped literal text), Redis `FLUSHALL`/`FLUSHDB`,
+//! MongoDB drops. SQL is only looked for where a database client reads it, so
+//! `echo "drop table x"` or a commit message saying so is data.
+
+use super::super::analyze::Analyzer;
+use super::super::model::{Arg, Source};
+use super::super::rules::{self, Rule};
+
+/// Command-line database clients whose arguments or stdin may be SQL.
+pub(crate) fn is_sql_client(name: &str) -> bool {
+    matches!(
+        name,
+        "psql"
+            | "mysql"
+            | "mariadb"
+            | "sqlite3"
+            | "sqlite"
+            | "duckdb"
+            | "clickhouse-client"
+            | "clickhouse"
+            | "cockroach"
+            | "sqlcmd"
+            | "usql"
+            | "pgcli"
+            | "mycli"
+            | "litecli"
+            | "snowsql"
+            | "bq"
+            | "trino"
+            | "presto"
+            | "cqlsh"
+            | "mssql-cli"
+            | "isql"
+            | "sqlplus"
+            | "spark-sql"
+    )
+}
+
+/// A SQL client: every literal argument and literal stdin is scanned.
+pub(crate) fn sql(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
+    for a in &args[1..] {
+        let text = a.as_str();
+        // `--command=...`, `--execute=...`, `--query=...`
+        let text = text
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with("--"))
+            .map_or(text, |(_, v)| v);
+        for rule in scan_sql(text) {
+            az.flag_rule(rule);
+        }
+    }
+    if let Source::Literal(text) = stdin {
+        for rule in scan_sql(text) {
+            az.flag_rule(rule);
+        }
+    }
+}
+
+/// The destructive statements in `text`.
+pub(crate) fn scan_sql(text: &str) -> Vec<&'static Rule> {
+    let mut found = Vec::new();
+    if !text
+        .bytes()
+        .any(|b| matches!(b | 0x20, b'd' | b't' | b'u' | b'a'))
+    {
+        return found;
+    }
+    for statement in statements(text) {
+        let words: Vec<String> = statement
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$'))
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_uppercase())
+            .collect();
+        let Some(first) = words.first() else { continue };
+        let has_where = words.iter().any(|w| w == "WHERE");
+        let rule = match first.as_str() {
+            "DROP" if words.len() >= 2 => Some(&rules::SQL_DROP),
+            "ALTER" if words.iter().any(|w| w == "DROP") => Some(&rules::SQL_DROP),
+            "TRUNCATE" if words.len() >= 2 => Some(&rules::SQL_TRUNCATE),
+            "DELETE" if words.get(1).is_some_and(|w| w == "FROM") && !has_where => {
+                Some(&rules::SQL_DELETE)
+            }
+            "UPDATE" if words.iter().any(|w| w == "SET") && !has_where => Some(&rules::SQL_UPDATE),
+            _ => None,
+        };
+        if let Some(rule) = rule
+            && !found.contains(&rule)
+        {
+            found.push(rule);
+        }
+    }
+    found
+}
+
+/// Split on `;` outside quotes, dropping comments.
+fn statements(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' | '`' => {
+                // Quoted literal or identifier: keep a placeholder, skip the content.
+                current.push(' ');
+                current.push('x');
+                current.push(' ');
+                for d in chars.by_ref() {
+                    if d == c {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+                current.push(' ');
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                for d in chars.by_ref() {
+                    if prev == '*' && d == '/' {
+                        break;
+                    }
+                    prev = d;
+                }
+                current.push(' ');
+            }
+            ';' => out.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    out.push(current);
+    out
+}
+
+/// `redis-cli FLUSHALL`, `echo flushdb | redis-cli`.
+pub(crate) fn redis(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
+    let is_flush =
+        |w: &str| w.eq_ignore_ascii_case("flushall") || w.eq_ignore_ascii_case("flushdb");
+    let in_stdin = match stdin {
+        Source::Literal(text) => text.split_whitespace().any(is_flush),
+        _ => false,
+    };
+    if in_stdin || args[1..].iter().any(|a| is_flush(a.as_str())) {
+        az.flag_rule(&rules::REDIS_FLUSH);
+    }
+}
+
+/// `mongosh --eval "db.dropDatabase()"` and friends.
+pub(crate) fn mongo(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
+    let bad = |t: &str| {
+        let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+        compact.contains("dropDatabase(")
+            || compact.contains(".drop(")
+            || compact.contains("deleteMany({})")
+            || compact.contains("remove({})")
+    };
+    let in_stdin = matches!(stdin, Source::Literal(t) if bad(t));
+    if in_stdin || args[1..].iter().any(|a| bad(a.as_str())) {
+        az.flag_rule(&rules::MONGO_DROP);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sql_statements() {
+        let cases: &[(&str, &[&str])] = &[
+            ("DROP TABLE users", &["db.sql_drop"]),
+            ("drop database prod;", &["db.sql_drop"]),
+            ("Drop Table x", &["db.sql_drop"]),
+            ("TRUNCATE TABLE events", &["db.sql_truncate"]),
+            ("truncate events", &["db.sql_truncate"]),
+            ("DELETE FROM sessions", &["db.sql_delete_without_where"]),
+            ("delete from sessions;", &["db.sql_delete_without_where"]),
+            ("DELETE FROM s WHERE id = 1", &[]),
+            ("delete from s\nwhere id = 1", &[]),
+            (
+                "UPDATE users SET admin = true",
+                &["db.sql_update_without_where"],
+            ),
+            ("UPDATE users SET admin = true WHERE id = 3", &[]),
+            ("SELECT * FROM t WHERE note = 'drop table x'", &[]),
+            ("select 1; -- drop table x", &[]),
+            ("ALTER TABLE t DROP COLUMN c", &["db.sql_drop"]),
+            ("SELECT 'delete from x'", &[]),
+        ];
+        for (sql, want) in cases {
+            let got: Vec<&str> = scan_sql(sql).iter().map(|r| r.key).collect();
+            assert_eq!(&got, want, "{sql}");
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! The rules, as code: each command name the detector knows has a check that reads its
+//! options the way the command does and reports findings. [`run`] strips wrappers first,
+//! then dispatches on the command name (the basename, case-folded, without `.exe`; options
+//! stay case-sensitive, so `git branch -d` is not `-D`).
+//!
+//! A command name that is computed at run time (`$cmd -rf /`) or a glob (`/bin/r?`) is
+//! checked as every known command it could be, and the findings of all of them count.
+
+pub(crate) mod code;
+pub(crate) mod data;
+pub(crate) mod exec;
+pub(crate) mod files;
+pub(crate) mod git;
+pub(crate) mod infra;
+pub(crate) mod system;
+
+use super::analyze::Analyzer;
+use super::model::{Arg, Source, command_name};
+use super::wrappers::{self, Unwrap};
+
+/// Command names some rule keys on; a dynamic or globbed command name is tried as each.
+/// Commands whose rules fire without any telling argument (`reboot`, `crontab`) are left
+/// out: `$cmd` alone must not read as a reboot.
+const KNOWN: &[&str] = &[
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "find",
+    "chmod",
+    "chown",
+    "mkfs",
+    "dd",
+    "cp",
+    "mv",
+    "install",
+    "tee",
+    "sed",
+    "perl",
+    "ruby",
+    "python",
+    "python3",
+    "node",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "eval",
+    "source",
+    ".",
+    "sudo",
+    "env",
+    "xargs",
+    "kill",
+    "pkill",
+    "killall",
+    "systemctl",
+    "service",
+    "git",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "terraform",
+    "iptables",
+    "nft",
+    "ufw",
+    "curl",
+    "wget",
+    "wipefs",
+    "mkswap",
+    "cat",
+];
+
+/// Run the rules on one command (argv).
+pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source {
+    let mut args = args;
+    loop {
+        let Some(first) = args.first() else {
+            return Source::Plain;
+        };
+        let word = first.as_str();
+        if first.dynamic || word.contains(['*', '?', '[']) {
+            return dynamic_name(az, args, stdin);
+        }
+        let name = command_name(word);
+        az.record_line(args);
+        if az.runs_fresh_executable(word) {
+            az.flag_rule(&super::rules::CHMOD_THEN_RUN);
+        }
+        if let Some(path) = word.strip_prefix("/etc/init.d/") {
+            system::init_script(az, path, args);
+            return Source::Plain;
+        }
+        match wrappers::unwrap(az, &name, args) {
+            Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
+            Unwrap::Inner(i) => args = &args[i..],
+            Unwrap::Done => return Source::Plain,
+        }
+    }
+}
+
+fn dynamic_name(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source {
+    let word = args[0].as_str();
+    let base = word.rsplit('/').next().unwrap_or(word);
+    let glob = !args[0].dynamic;
+    let mut out = Source::Plain;
+    for candidate in KNOWN {
+        if glob && !super::glob::matches(base, candidate) {
+            continue;
+        }
+        let mut replaced: Vec<Arg<'_>> = args.to_vec();
+        replaced[0] = Arg::literal(*candidate);
+        let source = match wrappers::unwrap(az, candidate, &replaced) {
+            Unwrap::NotWrapper => dispatch(az, candidate, &replaced, stdin),
+            Unwrap::Inner(i) => run(az, &replaced[i..], stdin),
+            Unwrap::Done => Source::Plain,
+        };
+        if source.taint().is_some() {
+            out = source;
+        }
+    }
+    out
+}
+
+/// Dispatch on the command name. Returns where the command's output comes from.
+fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> Source {
+    match name {
+        // --- files --------------------------------------------------------------------
+        "rm" | "unlink" | "rmdir" => files::rm(az, name, args),
+        "shred" | "wipefs" | "blkdiscard" => files::wipe(az, name, args),
+        "find" => return files::find(az, args, stdin),
+        "chmod" => files::chmod(az, args),
+        "mkdir" => files::mode_option(az, args, "mp"),
+        "install" => {
+            files::mode_option(az, args, "mgoSt");
+            files::copy(az, name, args);
+        }
+        "chown" | "chgrp" => files::chown(az, args),
+        "dd" => files::dd(az, args),
+        "cp" | "mv" | "ln" | "rsync" | "scp" => files::copy(az, name, args),
+        "tee" => files::tee(az, args, stdin),
+        "sed" => files::sed(az, args),
+        "truncate" => files::truncate(az, args),
+        "cat" | "less" | "more" | "head" | "tail" | "od" | "hexdump" | "strings" | "bat"
+        | "tac" | "nl" => files::read(az, args),
+        "base64" | "xxd" => {
+            files::read(az, args);
+            if *stdin == Source::Remote {
+                return Source::Remote;
+            }
+            if exec::decodes(name, args) {
+                return Source::Decoded;
+            }
+        }
+        "fdisk" | "sfdisk" | "cfdisk" | "parted" | "sgdisk" | "gdisk" => files::partition(az, args),
+        n if files::is_mkfs(n) => files::mkfs(az, args),
+        // --- code execution --------------------------------------------------------------
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" | "csh" | "tcsh"
+        | "yash" | "posh" => exec::shell(az, args, stdin),
+        "eval" => exec::eval(az, args),
+        "source" | "." => exec::source(az, args),
+        "cmd" => exec::windows_cmd(az, args),
+        "powershell" | "pwsh" => exec::powershell(az, args),
+        n if code::interpreter(n).is_some() => code::inline_code(az, n, args, stdin),
+        "alias" => exec::alias(az, args),
+        "rg" | "sort" | "man" | "ag" | "tar" => exec::program_options(az, name, args),
+        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "lwp-request" | "nc"
+        | "ncat" | "netcat" | "socat" => {
+            files::upload(az, name, args);
+            return Source::Remote;
+        }
+        "echo" | "printf" => return exec::echo(args),
+        "base32" | "basenc" | "rev" | "tr" | "openssl" | "gunzip" | "zcat" | "bzcat" | "xzcat"
+        | "uudecode" => {
+            if *stdin == Source::Remote {
+                return Source::Remote;
+            }
+            if name == "base32" || name == "basenc" || exec::decodes(name, args) {
+                return Source::Decoded;
+            }
+            if let Some(taint) = stdin.taint() {
+                return taint;
+            }
+        }
+        // --- git ----------------------------------------------------------------------------
+        "git" => git::git(az, args),
+        // --- processes, services, system -----------------------------------------------
+        "kill" => system::kill(az, args),
+        "pkill" | "killall" | "skill" => system::pkill(az, name, args),
+        "systemctl" => system::systemctl(az, args),
+        "service" | "rc-service" | "invoke-rc.d" => system::service(az, args),
+        "launchctl" => system::launchctl(az, args),
+        "shutdown" | "reboot" | "halt" | "poweroff" => system::shutdown(az, name, args),
+        "init" | "telinit" => system::init(az, args),
+        "loginctl" => system::loginctl(az, args),
+        "iptables" | "ip6tables" | "iptables-legacy" | "iptables-nft" | "ip6tables-legacy"
+        | "ip6tables-nft" | "nft" | "ufw" | "pfctl" | "firewall-cmd" => {
+            system::firewall(az, name, args)
+        }
+        "passwd" | "chpasswd" | "usermod" | "userdel" | "useradd" | "adduser" | "deluser"
+        | "groupdel" | "groupmod" | "gpasswd" | "chage" | "chsh" | "vipw" | "visudo" => {
+            system::users(az, name, args)
+        }
+        "crontab" => system::crontab(az, args, stdin),
+        "hermes" => system::hermes(az, args),
+        // --- containers, clusters, infrastructure -------------------------------------------
+        "docker" | "podman" | "nerdctl" => infra::docker(az, args),
+        "docker-compose" | "podman-compose" => infra::compose(az, &args[1..]),
+        "kubectl" | "oc" => infra::kubectl(az, args),
+        "helm" => infra::helm(az, args),
+        "terraform" | "tofu" | "terragrunt" | "pulumi" => infra::terraform(az, args),
+        // --- data stores ----------------------------------------------------------------------
+        n if data::is_sql_client(n) => data::sql(az, args, stdin),
+        "redis-cli" | "valkey-cli" | "keydb-cli" => data::redis(az, args, stdin),
+        "mongo" | "mongosh" => data::mongo(az, args, stdin),
+        _ => {}
+    }
+    if let Some(taint) = stdin.taint() {
+        // Passing remote or decoded content along (`curl | gunzip | sh`).
+        return taint;
+    }
+    Source::Plain
+}

@@ -1,0 +1,561 @@
+//! The approval flow: [`ApprovalEngine`] is the [`ApprovalGate`] the terminal tool calls.
+//!
+//! Order for one command:
+//! 1. the hardline floor (always; also on isolated backends) → blocked, unconditionally;
+//! 2. `approvals.deny` globs → blocked, in every mode and on every backend;
+//! 3. isolated backend (no host access) → approved;
+//! 4. not dangerous → approved;
+//! 5. `mode = "off"` → approved (with a note);
+//! 6. every rule already approved (`command_allowlist`, this session) or the whole command
+//!    matches an allowlist glob → approved;
+//! 7. smart mode → the model may approve (once), deny (a human may still override once),
+//!    or escalate;
+//! 8. a human: the embedder's callback, else the terminal prompt; with nobody to ask,
+//!    `approvals.no_human` decides (default deny, with a message saying why).
+//!
+//! Observers (`pre_approval_request`, `post_approval_response`) fire for every decision
+//! about a flagged command, with the command redacted; the real command is what runs.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use super::detect::{command_lines, detect};
+use super::gate::{ApprovalGate, CommandCheck, GateDecision};
+use super::glob;
+use super::prompt;
+use super::rules;
+use super::settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy};
+use super::smart::{SmartApprover, SmartVerdict};
+use super::surface::{ApprovalRequest, Choice, Surfaces};
+use super::verdict::Verdict;
+use crate::config_edit;
+use crate::home::Home;
+use crate::hooks::{ApprovalEvent, Hooks};
+use crate::redact::redact;
+
+/// Where "always" approvals are stored in `config.toml`.
+pub const ALLOWLIST_KEYS: [&str; 2] = ["approvals", "command_allowlist"];
+
+#[derive(Debug, Default)]
+struct State {
+    permanent: HashSet<String>,
+    sessions: HashMap<String, HashSet<String>>,
+}
+
+/// The approval gate built from configuration.
+pub struct ApprovalEngine {
+    settings: ApprovalSettings,
+    mode: ApprovalMode,
+    config_file: PathBuf,
+    hooks: Arc<Hooks>,
+    surfaces: Surfaces,
+    smart: Option<SmartApprover>,
+    /// Allowlist entries that are not rule keys: whole-command globs.
+    command_globs: Vec<String>,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for ApprovalEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalEngine")
+            .field("mode", &self.mode)
+            .field("config_file", &self.config_file)
+            .field("surfaces", &self.surfaces)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApprovalEngine {
+    /// Build the gate. `home` locates `config.toml` (for "always"); `surfaces` says who
+    /// can be asked.
+    pub fn new(
+        settings: ApprovalSettings,
+        home: &Home,
+        hooks: Arc<Hooks>,
+        surfaces: Surfaces,
+    ) -> Arc<Self> {
+        Self::with_config_file(settings, home.config_file(), hooks, surfaces)
+    }
+
+    /// Like [`ApprovalEngine::new`], writing "always" approvals to `config_file` (the
+    /// host's `--config`).
+    pub fn with_config_file(
+        settings: ApprovalSettings,
+        config_file: PathBuf,
+        hooks: Arc<Hooks>,
+        surfaces: Surfaces,
+    ) -> Arc<Self> {
+        let mode = settings.mode();
+        let smart =
+            (mode == ApprovalMode::Smart).then(|| SmartApprover::from_settings(&settings.smart));
+        let mut permanent = HashSet::new();
+        let mut command_globs = Vec::new();
+        for entry in &settings.command_allowlist {
+            match rules::by_key(entry) {
+                Some(rule) if rule.hardline => {
+                    tracing::warn!(key = entry, "hardline rules cannot be allowlisted; ignored");
+                }
+                Some(_) => {
+                    permanent.insert(entry.clone());
+                }
+                None => command_globs.push(entry.clone()),
+            }
+        }
+        Arc::new(ApprovalEngine {
+            mode,
+            config_file,
+            hooks,
+            surfaces,
+            smart,
+            command_globs,
+            state: Mutex::new(State {
+                permanent,
+                sessions: HashMap::new(),
+            }),
+            settings,
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Rule keys approved permanently (in memory).
+    pub fn permanent_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.state().permanent.iter().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    /// Forget a permanent approval in memory (the CLI's `revoke` edits the file).
+    pub fn revoke(&self, key: &str) -> bool {
+        self.state().permanent.remove(key)
+    }
+
+    /// Drop every approval of a session.
+    pub fn clear_session(&self, session_key: &str) {
+        self.state().sessions.remove(session_key);
+    }
+
+    fn approved(&self, session_key: &str, key: &str) -> bool {
+        let state = self.state();
+        state.permanent.contains(key)
+            || state
+                .sessions
+                .get(session_key)
+                .is_some_and(|keys| keys.contains(key))
+    }
+
+    /// The deny glob matching `command`, if any.
+    fn deny_match(&self, command: &str) -> Option<&str> {
+        if self.settings.deny.is_empty() {
+            return None;
+        }
+        let mut candidates = vec![command.trim().to_ascii_lowercase()];
+        candidates.extend(
+            command_lines(command)
+                .into_iter()
+                .map(|l| l.to_ascii_lowercase()),
+        );
+        self.settings
+            .deny
+            .iter()
+            .map(String::as_str)
+            .find(|pattern| {
+                let pattern = pattern.trim().to_ascii_lowercase();
+                candidates.iter().any(|c| glob::matches(&pattern, c))
+            })
+    }
+
+    /// A whole-command allowlist glob matches a plain single command.
+    fn allowlisted_text(&self, command: &str) -> bool {
+        let command = command.trim();
+        if self.command_globs.is_empty()
+            || command.contains(['\n', ';', '&', '|', '<', '>', '`', '$', '(', ')'])
+        {
+            return false;
+        }
+        self.command_globs.iter().any(|g| glob::matches(g, command))
+    }
+
+    fn fire(
+        &self,
+        check: &CommandCheck,
+        display: &str,
+        description: &str,
+        keys: &[String],
+        surface: &str,
+        choice: Option<&str>,
+    ) {
+        let event = ApprovalEvent {
+            command: display,
+            description,
+            rule_keys: keys,
+            session_key: &check.session_key,
+            surface,
+            tool_call_id: &check.tool_call_id,
+            choice,
+        };
+        if choice.is_none() {
+            self.hooks.run_pre_approval_request(&event);
+        } else {
+            self.hooks.run_post_approval_response(&event);
+        }
+    }
+
+    /// Fire both observers for a decision taken without asking anyone.
+    fn policy(&self, check: &CommandCheck, display: &str, verdict: &Verdict, choice: &str) {
+        let keys = verdict.rule_keys();
+        let description = verdict.combined_description();
+        self.fire(check, display, &description, &keys, "policy", None);
+        self.fire(check, display, &description, &keys, "policy", Some(choice));
+    }
+
+    /// Decide on one command.
+    pub fn decide(&self, check: &CommandCheck) -> GateDecision {
+        let command = check.command.as_str();
+        let verdict = detect(command);
+        let display = redact(command).into_owned();
+        if verdict.hardline() {
+            self.policy(check, &display, &verdict, "hardline");
+            return GateDecision::Blocked {
+                message: messages::hardline(verdict.description().unwrap_or_default()),
+                hardline: true,
+            };
+        }
+        if let Some(pattern) = self.deny_match(command) {
+            let pattern = pattern.to_string();
+            self.policy(check, &display, &verdict, "deny_rule");
+            return GateDecision::Blocked {
+                message: messages::deny_rule(&pattern),
+                hardline: false,
+            };
+        }
+        if !check.host_access {
+            return GateDecision::Approved { note: None };
+        }
+        if !verdict.dangerous() {
+            return GateDecision::Approved { note: None };
+        }
+        let description = verdict.combined_description();
+        if self.mode == ApprovalMode::Off {
+            self.policy(check, &display, &verdict, "off");
+            return GateDecision::Approved {
+                note: Some(format!(
+                    "Command was flagged ({description}) and ran without approval (approvals.mode = \"off\")."
+                )),
+            };
+        }
+        let keys = verdict.rule_keys();
+        let pending: Vec<String> = keys
+            .iter()
+            .filter(|k| !self.approved(&check.session_key, k))
+            .cloned()
+            .collect();
+        if pending.is_empty() || self.allowlisted_text(command) {
+            self.policy(check, &display, &verdict, "allowlist");
+            return GateDecision::Approved {
+                note: Some(format!(
+                    "Command required approval ({description}) and was approved earlier."
+                )),
+            };
+        }
+        let pending_description = verdict
+            .findings
+            .iter()
+            .filter(|f| pending.iter().any(|k| k == f.rule.key))
+            .map(|f| f.description)
+            .collect::<Vec<_>>()
+            .join("; ");
+
+        let mut smart_denied = false;
+        if let Some(smart) = &self.smart {
+            self.fire(
+                check,
+                &display,
+                &pending_description,
+                &pending,
+                "smart",
+                None,
+            );
+            let answer = crate::bridge::block_on(smart.judge(&display, &pending_description))
+                .unwrap_or_else(|e| SmartVerdict::Escalate(e.to_string()));
+            let choice = match &answer {
+                SmartVerdict::Approve => "smart_approve",
+                SmartVerdict::Deny => "smart_deny",
+                SmartVerdict::Escalate(reason) => {
+                    tracing::info!(%reason, "smart approval escalated to a human");
+                    "smart_escalate"
+                }
+            };
+            self.fire(
+                check,
+                &display,
+                &pending_description,
+                &pending,
+                "smart",
+                Some(choice),
+            );
+            match answer {
+                SmartVerdict::Approve => {
+                    return GateDecision::Approved {
+                        note: Some(format!(
+                            "Command required approval ({pending_description}) and was approved by the smart approver."
+                        )),
+                    };
+                }
+                SmartVerdict::Deny => smart_denied = true,
+                SmartVerdict::Escalate(_) => {}
+            }
+        }
+
+        let request = ApprovalRequest {
+            command: display.clone(),
+            description: pending_description.clone(),
+            rule_keys: pending.clone(),
+            session_key: check.session_key.clone(),
+            tool_call_id: check.tool_call_id.clone(),
+            allow_always: true,
+            smart_denied,
+        };
+        let timeout = Duration::from_secs(self.settings.timeout.max(1));
+        let asked = self.ask_human(&request, timeout);
+        let Some((surface, choice)) = asked else {
+            return self.no_human(check, &display, &request);
+        };
+        self.fire(
+            check,
+            &display,
+            &pending_description,
+            &pending,
+            surface,
+            Some(choice.as_str()),
+        );
+        self.apply(check, &pending, &pending_description, choice)
+    }
+
+    /// Ask the callback or the terminal; `None` when nobody can be asked.
+    fn ask_human(
+        &self,
+        request: &ApprovalRequest,
+        timeout: Duration,
+    ) -> Option<(&'static str, Choice)> {
+        let fire_pre = |surface: &str| {
+            let event = ApprovalEvent {
+                command: &request.command,
+                description: &request.description,
+                rule_keys: &request.rule_keys,
+                session_key: &request.session_key,
+                surface,
+                tool_call_id: &request.tool_call_id,
+                choice: None,
+            };
+            self.hooks.run_pre_approval_request(&event);
+        };
+        if let Some(callback) = &self.surfaces.callback {
+            fire_pre("callback");
+            let answer = crate::bridge::block_on(async {
+                tokio::time::timeout(timeout, callback.ask(request)).await
+            });
+            let choice = match answer {
+                Ok(Ok(choice)) => choice,
+                Ok(Err(_elapsed)) => Choice::Timeout,
+                Err(e) => {
+                    tracing::warn!(error = %e, "approval callback could not run; denying");
+                    Choice::Deny { reason: None }
+                }
+            };
+            return Some(("callback", choice));
+        }
+        if self.surfaces.terminal && prompt::terminal_available() {
+            fire_pre("cli");
+            return prompt::ask(request, timeout).map(|c| ("cli", c));
+        }
+        None
+    }
+
+    fn no_human(
+        &self,
+        check: &CommandCheck,
+        display: &str,
+        request: &ApprovalRequest,
+    ) -> GateDecision {
+        let policy = if request.smart_denied {
+            NoHumanPolicy::Deny
+        } else {
+            self.settings.no_human
+        };
+        let choice = match policy {
+            NoHumanPolicy::Deny => "no_human_deny",
+            NoHumanPolicy::Approve => "no_human_approve",
+        };
+        self.fire(
+            check,
+            display,
+            &request.description,
+            &request.rule_keys,
+            "policy",
+            None,
+        );
+        self.fire(
+            check,
+            display,
+            &request.description,
+            &request.rule_keys,
+            "policy",
+            Some(choice),
+        );
+        match policy {
+            NoHumanPolicy::Deny => GateDecision::Blocked {
+                message: if request.smart_denied {
+                    messages::smart_denied(&request.description)
+                } else {
+                    messages::no_human(&request.description, &request.rule_keys)
+                },
+                hardline: false,
+            },
+            NoHumanPolicy::Approve => {
+                let shown = display;
+                tracing::warn!(
+                    command = shown,
+                    "dangerous command approved: no human surface and approvals.no_human = \"approve\""
+                );
+                GateDecision::Approved {
+                    note: Some(format!(
+                        "Command was flagged ({}) and ran without a human decision (approvals.no_human = \"approve\").",
+                        request.description
+                    )),
+                }
+            }
+        }
+    }
+
+    fn apply(
+        &self,
+        check: &CommandCheck,
+        keys: &[String],
+        description: &str,
+        choice: Choice,
+    ) -> GateDecision {
+        match choice {
+            Choice::Once => GateDecision::Approved {
+                note: Some(format!(
+                    "Command required approval ({description}) and was approved by the user."
+                )),
+            },
+            Choice::Session => {
+                self.state()
+                    .sessions
+                    .entry(check.session_key.clone())
+                    .or_default()
+                    .extend(keys.iter().cloned());
+                GateDecision::Approved {
+                    note: Some(format!(
+                        "Command required approval ({description}) and was approved by the user for this session."
+                    )),
+                }
+            }
+            Choice::Always => {
+                let mut saved = Vec::new();
+                {
+                    let mut state = self.state();
+                    state.permanent.extend(keys.iter().cloned());
+                    state
+                        .sessions
+                        .entry(check.session_key.clone())
+                        .or_default()
+                        .extend(keys.iter().cloned());
+                }
+                for key in keys {
+                    if let Err(err) =
+                        config_edit::add_to_array(&self.config_file, &ALLOWLIST_KEYS, key)
+                    {
+                        tracing::warn!(%err, key, "could not save the approval to config.toml");
+                        saved.push(format!(" (not saved: {err})"));
+                    }
+                }
+                GateDecision::Approved {
+                    note: Some(format!(
+                        "Command required approval ({description}) and was approved by the user permanently{}.",
+                        saved.first().map(String::as_str).unwrap_or_default()
+                    )),
+                }
+            }
+            Choice::Deny { reason } => GateDecision::Blocked {
+                message: messages::denied(reason.as_deref()),
+                hardline: false,
+            },
+            Choice::Timeout => GateDecision::Blocked {
+                message: messages::timeout(self.settings.timeout),
+                hardline: false,
+            },
+        }
+    }
+}
+
+impl ApprovalGate for ApprovalEngine {
+    fn check(&self, check: &CommandCheck) -> GateDecision {
+        self.decide(check)
+    }
+}
+
+/// The messages the model reads.
+pub mod messages {
+    /// Hardline block.
+    pub fn hardline(description: &str) -> String {
+        format!(
+            "BLOCKED (hardline): {description}. This command is on the unconditional blocklist and cannot be \
+             executed via the agent — no approval mode, allowlist or user approval can let it run. If it is \
+             genuinely needed, the user must run it themselves outside the agent."
+        )
+    }
+
+    /// Deny rule block.
+    pub fn deny_rule(pattern: &str) -> String {
+        format!(
+            "BLOCKED: this command matches the user's deny rule '{pattern}' (approvals.deny in config.toml). \
+             It cannot be executed via the agent in any approval mode. Do not retry it or work around it."
+        )
+    }
+
+    /// The user said no.
+    pub fn denied(reason: Option<&str>) -> String {
+        let reason = reason
+            .map(|r| format!(" Reason given by the user: \"{r}\"."))
+            .unwrap_or_default();
+        format!(
+            "BLOCKED: User denied this command.{reason} The user has NOT consented to this action. Do NOT retry \
+             this command, do NOT rephrase it, and do NOT attempt the same outcome via a different command. \
+             Stop the current workflow and wait for the user to respond before taking any further destructive \
+             or irreversible action."
+        )
+    }
+
+    /// Nobody answered.
+    pub fn timeout(seconds: u64) -> String {
+        format!(
+            "BLOCKED: Command timed out after {seconds} s without a response from the user. Silence is not \
+             consent: the user has NOT approved this action. Do NOT retry or rephrase it; wait for the user."
+        )
+    }
+
+    /// Nobody can be asked.
+    pub fn no_human(description: &str, keys: &[String]) -> String {
+        format!(
+            "BLOCKED: Command flagged as dangerous ({description}) and no user is present to approve it \
+             (non-interactive session; approvals.no_human = \"deny\"). Do NOT retry or rephrase it. If it is \
+             really needed, ask the user to run it, or to allow rule(s) {} in approvals.command_allowlist.",
+            keys.join(", ")
+        )
+    }
+
+    /// The smart approver said no and nobody can override.
+    pub fn smart_denied(description: &str) -> String {
+        format!(
+            "BLOCKED: the approval model judged this command unsafe ({description}) and no user is present to \
+             override it. Do NOT retry or rephrase it."
+        )
+    }
+}

@@ -1,0 +1,128 @@
+//! De-obfuscation applied to the raw text before it is parsed.
+//!
+//! The shell parser already undoes quoting tricks (`r''m`, `\rm`, line continuations); this
+//! step removes what a parser would keep but a terminal hides: ANSI/ECMA-48 escape
+//! sequences, C1 controls, NULs, zero-width characters and carriage returns, and folds
+//! compatibility characters (fullwidth `ｒｍ`) with Unicode NFKC. Plain ASCII text without
+//! control characters (the common case) is returned borrowed, untouched.
+
+use std::borrow::Cow;
+
+use unicode_normalization::UnicodeNormalization;
+
+/// True when `text` needs no normalisation.
+fn is_plain(text: &str) -> bool {
+    text.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t')
+}
+
+/// Characters that render as nothing (or nearly) and are dropped.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{180E}'
+    ) || ('\u{80}'..='\u{9f}').contains(&c)
+}
+
+/// Remove escape sequences, controls and invisible characters; fold with NFKC.
+pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
+    if is_plain(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape(&mut chars),
+            // 8-bit CSI / OSC / DCS introducers.
+            '\u{9b}' => skip_csi(&mut chars),
+            '\u{9d}' | '\u{90}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+            '\r' => {}
+            '\0' => {}
+            c if c.is_control() && c != '\n' && c != '\t' => {}
+            c if is_invisible(c) => {}
+            c => out.push(c),
+        }
+    }
+    if out.is_ascii() {
+        return Cow::Owned(out);
+    }
+    let folded: String = out.nfkc().filter(|c| !is_invisible(*c)).collect();
+    Cow::Owned(folded)
+}
+
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek().copied() {
+        Some('[') => {
+            chars.next();
+            skip_csi(chars);
+        }
+        Some(']') | Some('P') | Some('X') | Some('^') | Some('_') => {
+            chars.next();
+            skip_string(chars);
+        }
+        // Two-character sequences (ESC c, ESC 7, ESC ( B ...).
+        Some('(') | Some(')') | Some('*') | Some('+') | Some('#') | Some('%') => {
+            chars.next();
+            chars.next();
+        }
+        Some(_) => {
+            chars.next();
+        }
+        None => {}
+    }
+}
+
+/// CSI: parameter and intermediate bytes, then one final byte in `@`..=`~`.
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for c in chars.by_ref() {
+        if ('@'..='~').contains(&c) {
+            break;
+        }
+        if !(' '..='?').contains(&c) {
+            break;
+        }
+    }
+}
+
+/// OSC/DCS/...: everything up to BEL, ST (`ESC \`) or 8-bit ST.
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{7}' | '\u{9c}' => break,
+            '\u{1b}' => {
+                if chars.peek() == Some(&'\\') {
+                    chars.next();
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(normalize("ls -la | wc -l"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn strips_obfuscation() {
+        let cases = [
+            ("\u{1b}[31mrm\u{1b}[0m -rf /", "rm -rf /"),
+            ("r\u{1b}]0;title\u{7}m -rf /", "rm -rf /"),
+            ("ｒｍ －ｒｆ ／", "rm -rf /"),
+            ("r\u{200b}m -rf /", "rm -rf /"),
+            ("rm\0 -rf /", "rm -rf /"),
+            ("rm -rf /\r\n", "rm -rf /\n"),
+            ("r\u{9b}1mm", "rm"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(normalize(input), want, "{input:?}");
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! What a path argument points at, for the rules that care where a command writes or
+//! deletes: the root, a system directory, a home directory, a raw block device, a system
+//! config file, a credential or shell-rc file, the agent's own config, a project `.env`.
+//!
+//! Paths are judged lexically (no file system access, so the verdict does not depend on the
+//! machine): `~`, `$HOME` and `${HOME}` mean the home directory; `//`, `/./` and `..` are
+//! resolved; a trailing `/` or `/*` means the directory itself (its contents).
+
+/// The class of a path, most severe first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathClass {
+    /// `/`, `/*`, `/..`, `//`.
+    Root,
+    /// `/etc`, `/usr/*`, a root-level glob that could match one.
+    SystemDir,
+    /// `~`, `$HOME/`, `/home/alice`, `/Users/alice`.
+    Home,
+    /// `/dev/sda`, `/dev/nvme0n1p1`, `/dev/mmcblk0`, `/dev/disk/by-id/...`.
+    RawDevice,
+    /// `/proc/sysrq-trigger`.
+    Sysrq,
+    /// A file or directory inside a system location (`/etc/hosts`, `/boot/...`).
+    SystemFile,
+    /// `~/.ssh/...`, shell rc files, credential files.
+    Sensitive,
+    /// toolhost's or Hermes' own configuration or secrets.
+    AgentConfig,
+    /// A project `.env` file.
+    ProjectEnv,
+    /// Anything else.
+    Other,
+}
+
+const SYSTEM_DIRS: &[&str] = &[
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "media",
+    "mnt",
+    "opt",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "snap",
+    "srv",
+    "sys",
+    "usr",
+    "var",
+    "Applications",
+    "Library",
+    "System",
+    "Users",
+    "Volumes",
+    "private",
+];
+
+const USR_DIRS: &[&str] = &["bin", "include", "lib", "lib64", "local", "sbin", "share"];
+
+/// Top-level directories whose contents are system configuration or binaries.
+const SYSTEM_FILE_ROOTS: &[&str] = &[
+    "etc", "boot", "usr", "bin", "sbin", "lib", "lib32", "lib64", "sys", "System", "Library",
+];
+
+const RC_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".inputrc",
+];
+
+const CREDENTIAL_FILES: &[&str] = &[
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".my.cnf",
+];
+
+/// Split into components after home folding and lexical normalisation.
+/// Returns (is_home_relative, is_absolute, components).
+fn components(path: &str) -> (bool, bool, Vec<&str>) {
+    let (home, rest) = if let Some(rest) = path.strip_prefix("${HOME}") {
+        (true, rest)
+    } else if let Some(rest) = path.strip_prefix("$HOME") {
+        (true, rest)
+    } else if path == "~" || path.starts_with("~/") {
+        (true, &path[1..])
+    } else {
+        (false, path)
+    };
+    if home && !(rest.is_empty() || rest.starts_with('/')) {
+        return (false, false, vec![path]);
+    }
+    let absolute = home || rest.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    (home, absolute, parts)
+}
+
+fn has_glob(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+fn is_raw_device_name(name: &str) -> bool {
+    let digits_tail = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let letters_then_digits = |s: &str| {
+        let letters = s.bytes().take_while(u8::is_ascii_lowercase).count();
+        letters > 0 && (letters == s.len() || digits_tail(&s[letters..]))
+    };
+    for prefix in ["sd", "hd", "vd", "xvd"] {
+        if let Some(rest) = name.strip_prefix(prefix)
+            && letters_then_digits(rest)
+        {
+            return true;
+        }
+    }
+    for prefix in [
+        "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop", "nbd", "sr",
+    ] {
+        if let Some(rest) = name.strip_prefix(prefix)
+            && !rest.is_empty()
+            && rest.as_bytes()[0].is_ascii_digit()
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Character devices that are fine to write to.
+const SAFE_DEVICES: &[&str] = &[
+    "null", "zero", "stdout", "stderr", "stdin", "tty", "random", "urandom", "full", "ptmx",
+];
+
+/// True when `path` names a raw block device. `dynamic` means part of the name is only
+/// known at run time (`/dev/$DISK`): that counts as a device (fail closed).
+pub(crate) fn is_raw_device(path: &str, dynamic: bool) -> bool {
+    let (_, absolute, parts) = components(path);
+    if !absolute || parts.first() != Some(&"dev") {
+        return false;
+    }
+    match parts.get(1) {
+        None => false,
+        Some(name) if SAFE_DEVICES.contains(name) => false,
+        Some(&"fd") | Some(&"pts") | Some(&"shm") | Some(&"mqueue") => false,
+        Some(&"disk") | Some(&"mapper") => parts.len() > 2,
+        Some(name) => is_raw_device_name(name) || dynamic || has_glob(name),
+    }
+}
+
+/// Classify `path`. `dynamic` is true when part of it is only known at run time.
+pub(crate) fn classify(path: &str, dynamic: bool) -> PathClass {
+    let (home, absolute, parts) = components(path);
+    if !absolute {
+        return classify_relative(path);
+    }
+    if home {
+        return classify_home(&parts);
+    }
+    let first = parts.first().copied();
+    let Some(first) = first else {
+        return PathClass::Root;
+    };
+    if parts.len() == 1 && first == "*" {
+        return PathClass::Root;
+    }
+    if parts.len() == 1 && (has_glob(first) || SYSTEM_DIRS.contains(&first)) {
+        return PathClass::SystemDir;
+    }
+    if parts.len() == 2 && parts[1] == "*" && SYSTEM_DIRS.contains(&first) {
+        return PathClass::SystemDir;
+    }
+    if first == "usr" && parts.len() <= 3 {
+        let second = parts[1];
+        if (USR_DIRS.contains(&second) || has_glob(second)) && (parts.len() == 2 || parts[2] == "*")
+        {
+            return PathClass::SystemDir;
+        }
+    }
+    if (first == "home" || first == "Users")
+        && (parts.len() == 2 || (parts.len() == 3 && parts[2] == "*"))
+    {
+        return PathClass::Home;
+    }
+    if first == "dev" {
+        return if is_raw_device(path, dynamic) {
+            PathClass::RawDevice
+        } else {
+            PathClass::Other
+        };
+    }
+    if parts == ["proc", "sysrq-trigger"] {
+        return PathClass::Sysrq;
+    }
+    // Home directories of any user.
+    if first == "root" {
+        return match classify_home(&parts[1..]) {
+            PathClass::Home | PathClass::Other => PathClass::SystemFile,
+            other => other,
+        };
+    }
+    if (first == "home" || first == "Users") && parts.len() > 2 {
+        return match classify_home(&parts[2..]) {
+            PathClass::Home => PathClass::Home,
+            other => other,
+        };
+    }
+    if SYSTEM_FILE_ROOTS.contains(&first)
+        || (first == "private" && parts.get(1).is_some_and(|p| ["etc", "var"].contains(p)))
+        || (first == "proc" && parts.get(1) == Some(&"sys"))
+        || (first == "var" && parts.get(1).is_some_and(|p| ["spool", "db"].contains(p)))
+    {
+        return PathClass::SystemFile;
+    }
+    classify_relative(path)
+}
+
+/// Paths under a home directory (`parts` relative to it).
+fn classify_home(parts: &[&str]) -> PathClass {
+    match parts {
+        [] | ["*"] => PathClass::Home,
+        [".ssh", ..] | [".gnupg", ..] => PathClass::Sensitive,
+        [name] if RC_FILES.contains(name) || CREDENTIAL_FILES.contains(name) => {
+            PathClass::Sensitive
+        }
+        [".aws", "credentials" | "config"]
+        | [".docker", "config.json"]
+        | [".kube", "config"]
+        | [".cargo", "credentials" | "credentials.toml"]
+        | [".config", "fish", "config.fish"]
+        | [".config", "gh", "hosts.yml"] => PathClass::Sensitive,
+        [".config", "toolhost", ..] | [".hermes", "config.yaml" | ".env"] => PathClass::AgentConfig,
+        _ => classify_relative(parts.last().copied().unwrap_or_default()),
+    }
+}
+
+fn classify_relative(path: &str) -> PathClass {
+    let trimmed = path.trim_end_matches('/');
+    let base = trimmed.rsplit('/').next().unwrap_or(trimmed);
+    if path.starts_with("$TOOLHOST_HOME")
+        || path.starts_with("${TOOLHOST_HOME}")
+        || path.starts_with("$HERMES_HOME")
+        || path.starts_with("${HERMES_HOME}")
+        || trimmed.ends_with("toolhost/config.toml")
+    {
+        return PathClass::AgentConfig;
+    }
+    if base == ".env"
+        || (base.starts_with(".env.")
+            && !matches!(
+                &base[5..],
+                "example" | "sample" | "template" | "dist" | "defaults"
+            ))
+    {
+        return PathClass::ProjectEnv;
+    }
+    PathClass::Other
+}
+
+/// True for files whose content is a secret (private keys, credential stores).
+pub(crate) fn is_secret_file(path: &str) -> bool {
+    let (_, _, parts) = components(path);
+    let n = parts.len();
+    if n == 0 {
+        return false;
+    }
+    let base = parts[n - 1];
+    let parent = if n >= 2 { parts[n - 2] } else { "" };
+    (parent == ".ssh" && base.starts_with("id_") && !base.ends_with(".pub"))
+        || (parent == ".aws" && base == "credentials")
+        || (parent == ".docker" && base == "config.json")
+        || (parent == ".kube" && base == "config")
+        || (parent == ".gnupg")
+        || (parent == "etc" && n == 2 && matches!(base, "shadow" | "gshadow" | "sudoers"))
+        || matches!(base, ".netrc" | ".pgpass" | ".git-credentials")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PathClass::*;
+    use super::*;
+
+    #[test]
+    fn classifies() {
+        let cases = [
+            ("/", Root),
+            ("//", Root),
+            ("/.", Root),
+            ("/..", Root),
+            ("/./..", Root),
+            ("/*", Root),
+            ("/etc/..", Root),
+            ("/etc", SystemDir),
+            ("/etc/", SystemDir),
+            ("/etc/*", SystemDir),
+            ("/usr/./lib/", SystemDir),
+            ("/usr/bin", SystemDir),
+            ("/e*", SystemDir),
+            ("/home", SystemDir),
+            ("/etc/nginx", SystemFile),
+            ("/etc/hosts", SystemFile),
+            ("/usr/local/bin/tool", SystemFile),
+            ("~", Home),
+            ("~/", Home),
+            ("~/*", Home),
+            ("$HOME", Home),
+            ("${HOME}/", Home),
+            ("/home/alice", Home),
+            ("/Users/bob/", Home),
+            ("/home/alice/project", Other),
+            ("~/project/build", Other),
+            ("~/.ssh/authorized_keys", Sensitive),
+            ("$HOME/.bashrc", Sensitive),
+            ("/root/.bashrc", Sensitive),
+            ("/home/alice/.zshrc", Sensitive),
+            ("~/.aws/credentials", Sensitive),
+            ("~/.config/toolhost/config.toml", AgentConfig),
+            ("~/.hermes/config.yaml", AgentConfig),
+            ("$TOOLHOST_HOME/config.toml", AgentConfig),
+            (".env", ProjectEnv),
+            ("app/.env.local", ProjectEnv),
+            (".env.example", Other),
+            ("/dev/sda", RawDevice),
+            ("/dev/sdb1", RawDevice),
+            ("/dev/nvme0n1p2", RawDevice),
+            ("/dev/mmcblk0", RawDevice),
+            ("/dev/vda", RawDevice),
+            ("/dev/xvdf", RawDevice),
+            ("/dev/disk/by-id/ata-X", RawDevice),
+            ("/dev/null", Other),
+            ("/dev/stdout", Other),
+            ("/dev/fd/3", Other),
+            ("/proc/sysrq-trigger", Sysrq),
+            ("/tmp/x", Other),
+            ("/var/log/app.log", Other),
+            ("build", Other),
+            ("node_modules", Other),
+        ];
+        for (path, want) in cases {
+            assert_eq!(classify(path, false), want, "{path}");
+        }
+        assert_eq!(classify("/dev/$DISK", true), RawDevice);
+    }
+
+    #[test]
+    fn secret_files() {
+        for p in [
+            "~/.ssh/id_rsa",
+            "/root/.ssh/id_ed25519",
+            "~/.aws/credentials",
+            "/etc/shadow",
+            "~/.netrc",
+        ] {
+            assert!(is_secret_file(p), "{p}");
+        }
+        for p in [
+            "~/.ssh/id_rsa.pub",
+            "~/.ssh/known_hosts",
+            "README.md",
+            "/etc/hosts",
+        ] {
+            assert!(!is_secret_file(p), "{p}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The local backend: commands run on this host with bash (or `sh` when bash is
+//! missing), each in its own process group so a timeout kills everything it started.
+//! The environment is the host's minus withheld credentials ([`super::env_filter`]).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::local_child::{LocalChild, LocalCommand};
+use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, env_filter};
+
+/// Find `name` on `PATH`.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    if name.contains('/') {
+        let p = Path::new(name);
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| candidate.is_file())
+    })
+}
+
+/// The host shell scripts run with: bash when installed, else `sh`.
+pub fn host_shell() -> String {
+    if which("bash").is_some() {
+        "bash".into()
+    } else {
+        "sh".into()
+    }
+}
+
+/// Commands on this host.
+#[derive(Debug)]
+pub struct LocalEnvironment {
+    shell: String,
+    passthrough: Vec<String>,
+    default_cwd: String,
+}
+
+impl LocalEnvironment {
+    /// A local backend starting in `default_cwd` (empty = toolhost's cwd), passing the
+    /// `passthrough` variables through the secret filter.
+    pub fn new(default_cwd: &str, passthrough: Vec<String>) -> Self {
+        let default_cwd = if default_cwd.is_empty() || default_cwd == "." {
+            std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "/".into())
+        } else {
+            default_cwd.to_string()
+        };
+        LocalEnvironment {
+            shell: host_shell(),
+            passthrough,
+            default_cwd,
+        }
+    }
+
+    pub(crate) fn command(&self, request: SpawnRequest) -> LocalCommand {
+        let mut args: Vec<OsString> = Vec::new();
+        if request.login {
+            args.push("-l".into());
+        }
+        args.push("-c".into());
+        args.push(request.script.into());
+        LocalCommand {
+            program: self.shell.clone().into(),
+            args,
+            env: Some(env_filter::command_env(
+                std::env::vars_os(),
+                &self.passthrough,
+            )),
+            cwd: None,
+            stdin: request.stdin,
+            pty: request.pty,
+        }
+    }
+}
+
+impl Environment for LocalEnvironment {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Local
+    }
+
+    fn host_access(&self) -> bool {
+        true
+    }
+
+    fn default_cwd(&self) -> String {
+        self.default_cwd.clone()
+    }
+
+    fn temp_dir(&self) -> String {
+        std::env::temp_dir().display().to_string()
+    }
+
+    fn shell(&self) -> &str {
+        &self.shell
+    }
+
+    fn supports_pty(&self) -> bool {
+        true
+    }
+
+    fn supports_stdin(&self) -> bool {
+        true
+    }
+
+    fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
+        let child = LocalChild::spawn(self.command(request)).map_err(|source| EnvError::Spawn {
+            backend: BackendKind::Local,
+            what: self.shell.clone(),
+            source,
+        })?;
+        Ok(Box::new(child))
+    }
+
+    fn describe(&self) -> String {
+        format!("local ({})", self.shell)
+    }
+
+    fn read_file(&self, path: &str, _timeout: Duration) -> Result<Vec<u8>, EnvError> {
+        let path = expand_home(path);
+        std::fs::read(&path).map_err(|err| EnvError::File {
+            backend: BackendKind::Local,
+            operation: "read",
+            path: path.display().to_string(),
+            reason: err.to_string(),
+        })
+    }
+
+    fn write_file(&self, path: &str, data: &[u8], _timeout: Duration) -> Result<(), EnvError> {
+        let path = expand_home(path);
+        let result = match path.parent() {
+            Some(parent) => std::fs::create_dir_all(parent),
+            None => Ok(()),
+        }
+        .and_then(|()| std::fs::write(&path, data));
+        result.map_err(|err| EnvError::File {
+            backend: BackendKind::Local,
+            operation: "write",
+            path: path.display().to_string(),
+            reason: err.to_string(),
+        })
+    }
+
+    fn cleanup(&self) -> Result<(), EnvError> {
+        Ok(())
+    }
+}
+
+/// `~` and `~/x` against `$HOME`.
+fn expand_home(path: &str) -> PathBuf {
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    if path == "~" {
+        if let Some(home) = home() {
+            return home;
+        }
+    } else if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = home()
+    {
+        return home.join(rest);
+    }
+    PathBuf::from(path)
+}

@@ -1,0 +1,278 @@
+//! A process started on this host in its own process group (or session, with a PTY),
+//! with stdout and stderr merged into one pipe. Killing it signals the whole group
+//! (SIGTERM, up to 1 s grace, SIGKILL) and reaps the leader, so nothing is left behind.
+//!
+//! Used directly by the local and sandbox backends, and for the client processes of the
+//! ssh and singularity backends.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal};
+
+use super::{RunningCommand, StdinMode};
+
+/// What to start.
+#[derive(Debug, Default)]
+pub struct LocalCommand {
+    /// Program.
+    pub program: OsString,
+    /// Arguments.
+    pub args: Vec<OsString>,
+    /// The complete environment (`None` = inherit).
+    pub env: Option<Vec<(OsString, OsString)>>,
+    /// Working directory of the process.
+    pub cwd: Option<PathBuf>,
+    /// Stdin.
+    pub stdin: StdinMode,
+    /// Attach a pseudo-terminal (30 rows × 120 columns).
+    pub pty: bool,
+}
+
+/// Exit code as a shell reports it: the code, or 128 + signal.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(-1)
+}
+
+/// A started local process.
+pub struct LocalChild {
+    child: Child,
+    pgid: Option<Pid>,
+    output: Option<Box<dyn Read + Send>>,
+    stdin: Option<Box<dyn Write + Send>>,
+    exit: Option<i32>,
+    /// Runs after the group is killed (e.g. a remote kill for ssh clients).
+    on_kill: Option<Box<dyn FnMut() + Send>>,
+}
+
+impl std::fmt::Debug for LocalChild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalChild")
+            .field("pid", &self.child.id())
+            .field("exit", &self.exit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A PTY master read through a `File`; EIO after the child side closes means EOF.
+struct PtyReader(std::fs::File);
+
+impl Read for PtyReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.0.read(buf) {
+            Err(err) if err.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error()) => Ok(0),
+            other => other,
+        }
+    }
+}
+
+/// Writes stdin data on a helper thread so a child that does not read cannot block us.
+fn feed_stdin(mut pipe: impl Write + Send + 'static, data: Vec<u8>) {
+    std::thread::spawn(move || {
+        let _ = pipe.write_all(&data);
+    });
+}
+
+impl LocalChild {
+    /// Start `spec`.
+    pub fn spawn(spec: LocalCommand) -> std::io::Result<LocalChild> {
+        if spec.pty {
+            return Self::spawn_pty(spec);
+        }
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args);
+        if let Some(env) = &spec.env {
+            cmd.env_clear();
+            cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        cmd.process_group(0);
+        let (reader, writer) = std::io::pipe()?;
+        cmd.stdout(writer.try_clone()?);
+        cmd.stderr(writer);
+        cmd.stdin(match spec.stdin {
+            StdinMode::Null => Stdio::null(),
+            StdinMode::Piped | StdinMode::Data(_) => Stdio::piped(),
+        });
+        let mut child = cmd.spawn()?;
+        // Drop our copies of the pipe's write end, or EOF never comes.
+        drop(cmd);
+        let pgid = Pid::from_raw(child.id() as i32);
+        let mut stdin: Option<Box<dyn Write + Send>> = None;
+        if let Some(pipe) = child.stdin.take() {
+            match spec.stdin {
+                StdinMode::Data(data) => feed_stdin(pipe, data),
+                _ => stdin = Some(Box::new(pipe)),
+            }
+        }
+        Ok(LocalChild {
+            child,
+            pgid,
+            output: Some(Box::new(reader)),
+            stdin,
+            exit: None,
+            on_kill: None,
+        })
+    }
+
+    fn spawn_pty(spec: LocalCommand) -> std::io::Result<LocalChild> {
+        let to_io = |e: pty_process::Error| std::io::Error::other(e.to_string());
+        let (pty, pts) = pty_process::blocking::open().map_err(to_io)?;
+        pty.resize(pty_process::Size::new(30, 120)).map_err(to_io)?;
+        let mut cmd = pty_process::blocking::Command::new(&spec.program).args(&spec.args);
+        if let Some(env) = &spec.env {
+            cmd = cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(cwd) = &spec.cwd {
+            cmd = cmd.current_dir(cwd);
+        }
+        let child = cmd.spawn(pts).map_err(to_io)?;
+        let master: std::os::fd::OwnedFd = pty.into();
+        let read_side = std::fs::File::from(master);
+        let mut write_side = read_side.try_clone()?;
+        let mut stdin: Option<Box<dyn Write + Send>> = None;
+        match spec.stdin {
+            StdinMode::Data(data) => {
+                let _ = write_side.write_all(&data);
+            }
+            StdinMode::Piped => stdin = Some(Box::new(write_side)),
+            StdinMode::Null => {}
+        }
+        let pgid = Pid::from_raw(child.id() as i32);
+        Ok(LocalChild {
+            child,
+            pgid,
+            output: Some(Box::new(PtyReader(read_side))),
+            stdin,
+            exit: None,
+            on_kill: None,
+        })
+    }
+
+    /// Run `f` after the local group is killed (remote cleanup for client processes).
+    pub fn on_kill(mut self, f: impl FnMut() + Send + 'static) -> Self {
+        self.on_kill = Some(Box::new(f));
+        self
+    }
+
+    /// The process group id, only while it is provably ours: the leader is our child
+    /// and not yet reaped, so its pid (and the group id) cannot have been reused. Never
+    /// 0 or 1 (`kill(-1)` would signal every process).
+    fn owned_pgid(&self) -> Option<Pid> {
+        self.pgid
+            .filter(|pgid| pgid.as_raw_nonzero().get() > 1 && self.exit.is_none())
+    }
+
+    /// True while a member of our group other than a zombie is alive (from /proc; the
+    /// unreaped leader keeps `kill(-pgid, 0)` succeeding even when it is a zombie).
+    fn members_alive(pgid: Pid) -> bool {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return rustix::process::test_kill_process_group(pgid).is_ok();
+        };
+        let want = pgid.as_raw_nonzero().get();
+        dir.flatten().any(|entry| {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                return false;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // Fields after the parenthesised command: state, ppid, pgrp, ...
+            let mut rest = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+            let state = rest.next().unwrap_or("Z");
+            let pgrp = rest.nth(1).and_then(|p| p.parse::<i32>().ok());
+            pgrp == Some(want) && state != "Z" && state != "X"
+        })
+    }
+
+    fn wait_members_gone(pgid: Pid, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if !Self::members_alive(pgid) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl RunningCommand for LocalChild {
+    fn take_output(&mut self) -> Option<Box<dyn Read + Send>> {
+        self.output.take()
+    }
+
+    fn take_stdin(&mut self) -> Option<Box<dyn Write + Send>> {
+        self.stdin.take()
+    }
+
+    fn try_wait(&mut self) -> std::io::Result<Option<i32>> {
+        if self.exit.is_none()
+            && let Some(status) = self.child.try_wait()?
+        {
+            self.exit = Some(exit_code(status));
+        }
+        Ok(self.exit)
+    }
+
+    fn wait(&mut self) -> std::io::Result<i32> {
+        if let Some(code) = self.exit {
+            return Ok(code);
+        }
+        let code = exit_code(self.child.wait()?);
+        self.exit = Some(code);
+        Ok(code)
+    }
+
+    fn kill(&mut self) {
+        if let Some(on_kill) = &mut self.on_kill {
+            on_kill();
+        }
+        // Signal the group only while the leader is unreaped (see `owned_pgid`); the
+        // leader is reaped last, after the whole group is gone.
+        if let Some(pgid) = self.owned_pgid() {
+            let _ = rustix::process::kill_process_group(pgid, Signal::TERM);
+            if !Self::wait_members_gone(pgid, Duration::from_secs(1)) {
+                let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+                Self::wait_members_gone(pgid, Duration::from_secs(2));
+            }
+        }
+        if self.exit.is_none() {
+            let _ = self.child.kill();
+            if let Ok(status) = self.child.wait() {
+                self.exit = Some(exit_code(status));
+            }
+        }
+    }
+
+    fn pid(&self) -> Option<u32> {
+        Some(self.child.id())
+    }
+}
+
+impl Drop for LocalChild {
+    fn drop(&mut self) {
+        // Never leave a zombie or a running group behind.
+        if self.exit.is_none() {
+            match self.child.try_wait() {
+                Ok(Some(_)) => {}
+                _ => self.kill(),
+            }
+        }
+    }
+}

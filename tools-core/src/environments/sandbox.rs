@@ -1,0 +1,217 @@
+//! The sandbox backend (beyond Hermes): local commands inside bubblewrap. The system
+//! directories are mounted read-only, the workdir is the only writable host directory,
+//! `/tmp` is a private per-environment directory, `$HOME` is `/tmp`, the network is
+//! off unless `[terminal.sandbox] network = true`, and everything lives in its own PID
+//! namespace that dies with the `bwrap` process — killing the local process group kills
+//! the whole sandboxed tree.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::local::{host_shell, which};
+use super::local_child::{LocalChild, LocalCommand};
+use super::settings::SandboxSettings;
+use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, env_filter};
+
+/// Commands in a bubblewrap sandbox.
+#[derive(Debug)]
+pub struct SandboxEnvironment {
+    bwrap: PathBuf,
+    shell: String,
+    workdir: PathBuf,
+    scratch: tempfile::TempDir,
+    settings: SandboxSettings,
+    passthrough: Vec<String>,
+}
+
+/// Why the sandbox cannot run here, if it cannot.
+pub fn availability(settings: &SandboxSettings) -> Result<(), String> {
+    let bwrap = which(&settings.bwrap).ok_or_else(|| {
+        format!(
+            "`{}` not found on PATH (install bubblewrap)",
+            settings.bwrap
+        )
+    })?;
+    let status = std::process::Command::new(&bwrap)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-all",
+            "--die-with-parent",
+            "true",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
+    if status.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "bwrap cannot create namespaces here: {}",
+            String::from_utf8_lossy(&status.stderr).trim()
+        ))
+    }
+}
+
+impl SandboxEnvironment {
+    /// A sandbox whose writable directory is `settings.workdir` (or `default_workdir`).
+    pub fn new(
+        settings: &SandboxSettings,
+        default_workdir: &str,
+        passthrough: Vec<String>,
+    ) -> Result<Self, EnvError> {
+        let unavailable = |reason: String| EnvError::Unavailable {
+            backend: BackendKind::Sandbox,
+            reason,
+        };
+        let bwrap = which(&settings.bwrap)
+            .ok_or_else(|| unavailable(format!("`{}` not found on PATH", settings.bwrap)))?;
+        let workdir = if !settings.workdir.is_empty() {
+            settings.workdir.clone()
+        } else if default_workdir.is_empty() || default_workdir == "." {
+            std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .map_err(|e| EnvError::io("current directory", e))?
+        } else {
+            default_workdir.to_string()
+        };
+        let workdir = PathBuf::from(&workdir)
+            .canonicalize()
+            .map_err(|e| EnvError::io(format!("sandbox workdir {workdir}"), e))?;
+        let scratch = tempfile::Builder::new()
+            .prefix("toolhost-sandbox-")
+            .tempdir()
+            .map_err(|e| EnvError::io("sandbox scratch directory", e))?;
+        Ok(SandboxEnvironment {
+            bwrap,
+            shell: host_shell(),
+            workdir,
+            scratch,
+            settings: settings.clone(),
+            passthrough,
+        })
+    }
+
+    /// The writable directory.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// The bwrap arguments before the shell.
+    pub fn bwrap_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        let mut push =
+            |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.to_os_string()));
+        push(&[
+            "--die-with-parent".as_ref(),
+            "--new-session".as_ref(),
+            "--unshare-all".as_ref(),
+        ]);
+        if self.settings.network {
+            push(&["--share-net".as_ref()]);
+        }
+        for ro in &self.settings.ro_paths {
+            let path = Path::new(ro);
+            match std::fs::symlink_metadata(path) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(path) {
+                        push(&["--symlink".as_ref(), target.as_os_str(), path.as_os_str()]);
+                    }
+                }
+                Ok(_) => push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]),
+                Err(_) => {}
+            }
+        }
+        push(&[
+            "--proc".as_ref(),
+            "/proc".as_ref(),
+            "--dev".as_ref(),
+            "/dev".as_ref(),
+        ]);
+        push(&[
+            "--bind".as_ref(),
+            self.scratch.path().as_os_str(),
+            "/tmp".as_ref(),
+        ]);
+        push(&[
+            "--bind".as_ref(),
+            self.workdir.as_os_str(),
+            self.workdir.as_os_str(),
+        ]);
+        for rw in &self.settings.rw_paths {
+            let path = Path::new(rw);
+            if path.exists() {
+                push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+            }
+        }
+        push(&["--setenv".as_ref(), "HOME".as_ref(), "/tmp".as_ref()]);
+        push(&["--setenv".as_ref(), "TMPDIR".as_ref(), "/tmp".as_ref()]);
+        push(&["--chdir".as_ref(), self.workdir.as_os_str()]);
+        args
+    }
+}
+
+impl Environment for SandboxEnvironment {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Sandbox
+    }
+
+    fn host_access(&self) -> bool {
+        false
+    }
+
+    fn default_cwd(&self) -> String {
+        self.workdir.display().to_string()
+    }
+
+    fn shell(&self) -> &str {
+        &self.shell
+    }
+
+    fn supports_pty(&self) -> bool {
+        true
+    }
+
+    fn supports_stdin(&self) -> bool {
+        true
+    }
+
+    fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
+        let mut args = self.bwrap_args();
+        args.push("--".into());
+        args.push(self.shell.clone().into());
+        if request.login {
+            args.push("-l".into());
+        }
+        args.push("-c".into());
+        args.push(request.script.into());
+        let mut env = env_filter::command_env(std::env::vars_os(), &self.passthrough);
+        env.retain(|(k, _)| k != "HOME" && k != "TMPDIR");
+        let child = LocalChild::spawn(LocalCommand {
+            program: self.bwrap.clone().into(),
+            args,
+            env: Some(env),
+            cwd: Some(self.workdir.clone()),
+            stdin: request.stdin,
+            pty: request.pty,
+        })
+        .map_err(|source| EnvError::Spawn {
+            backend: BackendKind::Sandbox,
+            what: "bwrap".into(),
+            source,
+        })?;
+        Ok(Box::new(child))
+    }
+
+    fn describe(&self) -> String {
+        format!("sandbox (bwrap, writable {})", self.workdir.display())
+    }
+
+    fn cleanup(&self) -> Result<(), EnvError> {
+        // The scratch directory is removed when the environment is dropped.
+        Ok(())
+    }
+}

@@ -1,0 +1,333 @@
+//! The `terminal` tool (toolset `terminal`): run a shell command in the task's execution
+//! environment, in the foreground (bounded output, timeout kills the process group) or
+//! the background (tracked as `proc_…`, managed with the `process` tool).
+//!
+//! Result: `{"output", "exit_code", "error"}` plus, when they apply, `exit_code_meaning`,
+//! `approval`, `full_output_path` (the complete output when it was truncated — Hermes
+//! loses that middle), `status` (`blocked`, `disabled`, `error`).
+
+mod guidance;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::ansi::strip_ansi;
+use crate::approval::{CommandCheck, GateDecision};
+use crate::availability::AvailabilityCheck;
+use crate::context::ToolContext;
+use crate::entry::ToolEntry;
+use crate::environments::{BackendKind, ExecRequest, TerminalSettings};
+use crate::error::RegisterError;
+use crate::handler::ToolOutcome;
+use crate::hooks::TerminalOutput;
+use crate::redact::redact;
+use crate::services::CoreServices;
+
+pub use guidance::{bad_workdir_char, exit_code_meaning, foreground_guidance};
+
+#[cfg(test)]
+mod tests;
+
+/// The tool's description for the model.
+pub const DESCRIPTION: &str = "Execute shell commands in the task's environment (local machine, sandbox, container or remote host, as configured). Filesystem, current working directory, and exported environment variables persist between calls.
+
+Do NOT use cat/head/tail to read files — use read_file instead.
+Do NOT use grep/rg/find to search — use search_files instead.
+Do NOT use sed/awk to edit files — use patch instead.
+Do NOT use echo/cat heredoc to create files — use write_file instead.
+Reserve terminal for: builds, installs, git, processes, scripts, network, package managers, and anything that needs a shell.
+
+Foreground (default): commands return as soon as they finish, even with a high timeout. Set timeout=300 for long builds. Output over the limit keeps its head and tail; the full text is saved to a file whose path is given.
+Background: set background=true for servers, watchers and long jobs; you get a session_id. Use process(action=\"poll\"|\"log\"|\"wait\"|\"kill\"|\"write\") to manage it. Do NOT use nohup/disown/setsid/trailing '&' in foreground mode.
+Working directory: use 'workdir' for a per-command cwd.
+PTY mode: set pty=true (with background=true) for interactive CLI tools such as a Python REPL; answer prompts with process(action=\"submit\").
+Do NOT use vim/nano or other interactive tools in the foreground — they hang without a terminal. Pipe git output to cat if it might page.";
+
+fn schema(settings_timeout: u64, max_timeout: u64) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to execute"},
+            "background": {
+                "type": "boolean",
+                "default": false,
+                "description": "Run as a tracked background process and return a session_id at once. Use for servers, watchers and long-running jobs; manage it with the process tool."
+            },
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "description": format!("Max seconds to wait (default {settings_timeout}, foreground max {max_timeout}). Returns as soon as the command finishes. Larger timeouts are rejected in the foreground; use background=true.")
+            },
+            "workdir": {"type": "string", "description": "Working directory for this command (absolute path). Defaults to the session's working directory."},
+            "pty": {"type": "boolean", "default": false, "description": "Run in a pseudo-terminal (background processes on the local and sandbox backends) for interactive CLI tools."},
+            "notify_on_complete": {"type": "boolean", "default": false, "description": "Ask to be notified when a background process ends (toolhost has no notification channel: use process wait/poll)."},
+            "watch_patterns": {"type": "array", "items": {"type": "string"}, "description": "Strings to watch for in background output (toolhost has no notification channel: use process poll/log)."}
+        },
+        "required": ["command"]
+    })
+}
+
+/// Build the `terminal` tool.
+pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
+    let settings = services.environments.settings();
+    let check_services = Arc::clone(services);
+    let check = AvailabilityCheck::new("terminal", move || {
+        check_services.environments.availability("default")
+    });
+    let handler_services = Arc::clone(services);
+    ToolEntry::builder("terminal", "terminal")
+        .description(DESCRIPTION)
+        .parameters(schema(settings.timeout, settings.max_foreground_timeout))
+        .emoji("💻")
+        .max_result_chars(100_000)
+        .check(check)
+        .sync_handler(move |args, ctx| run(&handler_services, &args, ctx))
+        .build()
+}
+
+fn failure(error: impl Into<String>, exit_code: i32, status: &str) -> Value {
+    json!({"output": "", "exit_code": exit_code, "error": error.into(), "status": status})
+}
+
+/// Whether commands on `kind` can touch the host or a real machine (the full approval
+/// gate applies); containers count as isolated unless host directories are mounted.
+/// Isolated backends still get the hardline floor.
+pub fn host_access(kind: BackendKind, settings: &TerminalSettings) -> bool {
+    match kind {
+        BackendKind::Local | BackendKind::Ssh => true,
+        BackendKind::Docker => !settings.docker.volumes.is_empty(),
+        BackendKind::Singularity => !settings.singularity.binds.is_empty(),
+        BackendKind::Sandbox | BackendKind::Modal | BackendKind::Daytona => false,
+    }
+}
+
+/// Run one `terminal` call.
+pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> ToolOutcome {
+    let command = match args.get("command") {
+        Some(Value::String(c)) => c.clone(),
+        Some(other) => {
+            return Ok(failure(
+                format!("Invalid command: expected string, got {}", json_type(other)),
+                -1,
+                "error",
+            ));
+        }
+        None => {
+            return Ok(failure(
+                "Invalid command: expected string, got null",
+                -1,
+                "error",
+            ));
+        }
+    };
+    let manager = &services.environments;
+    let settings = manager.settings();
+    let background = args
+        .get("background")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let pty = args.get("pty").and_then(Value::as_bool).unwrap_or(false);
+    let requested_timeout = args.get("timeout").and_then(Value::as_u64);
+    let workdir = args
+        .get("workdir")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(str::to_string);
+
+    if !background
+        && let Some(t) = requested_timeout
+        && t > settings.max_foreground_timeout
+    {
+        return Ok(failure(
+            format!(
+                "Foreground timeout {t}s exceeds the maximum of {}s. Use background=true (then process wait/poll) for long-running commands.",
+                settings.max_foreground_timeout
+            ),
+            -1,
+            "error",
+        ));
+    }
+    if !background && let Some(advice) = foreground_guidance(&command) {
+        return Ok(failure(advice, -1, "error"));
+    }
+    if let Some(workdir) = &workdir
+        && let Some(bad) = bad_workdir_char(workdir)
+    {
+        return Ok(failure(
+            format!(
+                "Blocked: workdir contains disallowed character '{bad}'. Use a simple filesystem path without shell metacharacters."
+            ),
+            -1,
+            "blocked",
+        ));
+    }
+
+    let task = ctx.task_key().to_string();
+    let kind = manager.backend_for(&task);
+    // The gate runs before anything is created or started, on every backend: isolated
+    // ones get only the hardline floor (host_access = false), never nothing.
+    let decision = services.approval.check(&CommandCheck {
+        command: command.clone(),
+        session_key: ctx.session_key().to_string(),
+        task_id: task.clone(),
+        tool_call_id: ctx.tool_call_id.clone(),
+        env_type: kind.name().to_string(),
+        host_access: host_access(kind, settings),
+    });
+    let approval_note = match decision {
+        GateDecision::Approved { note } => note,
+        GateDecision::Blocked { message, hardline } => {
+            let mut out = failure(message, -1, "blocked");
+            if hardline {
+                out["hardline"] = json!(true);
+            }
+            return Ok(out);
+        }
+    };
+
+    let env = match manager.get_or_create(&task) {
+        Ok(env) => env,
+        Err(err) => {
+            return Ok(failure(
+                format!("Terminal tool disabled: environment creation failed ({err})"),
+                -1,
+                "disabled",
+            ));
+        }
+    };
+
+    if background {
+        return Ok(start_background(
+            services,
+            &env,
+            &command,
+            workdir.as_deref(),
+            pty,
+            args,
+            approval_note,
+        ));
+    }
+
+    let timeout = Duration::from_secs(requested_timeout.unwrap_or(settings.timeout).max(1));
+    let outcome = env.execute(&ExecRequest {
+        command: command.clone(),
+        workdir,
+        timeout,
+        cancel: Some(ctx.cancel.clone()),
+        max_output: services.settings.tool_output.max_bytes.max(1000),
+        spill: Some(manager.spill_target(&task)),
+    });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(err) => {
+            return Ok(failure(
+                format!("Command execution failed: {err}"),
+                -1,
+                "error",
+            ));
+        }
+    };
+
+    let mut text = outcome.output.text.clone();
+    if let Some(replaced) = services
+        .hooks
+        .run_transform_terminal_output(&TerminalOutput {
+            command: &command,
+            output: &text,
+            exit_code: outcome.exit_code,
+            task_id: &task,
+            env_type: kind.name(),
+        })
+    {
+        text = replaced;
+    }
+    let text = strip_ansi(&text);
+    let text = redact(&text).trim().to_string();
+
+    let mut result = Map::new();
+    result.insert("output".into(), json!(text));
+    result.insert("exit_code".into(), json!(outcome.exit_code));
+    result.insert("error".into(), Value::Null);
+    if let Some(meaning) = exit_code_meaning(&command, outcome.exit_code) {
+        result.insert("exit_code_meaning".into(), json!(meaning));
+    }
+    if let Some(path) = &outcome.output.full_output_path {
+        result.insert("full_output_path".into(), json!(path.display().to_string()));
+    }
+    if let Some(note) = approval_note {
+        let note = if outcome.interrupted {
+            format!("{}, then interrupted.", note.trim_end_matches('.'))
+        } else {
+            note
+        };
+        result.insert("approval".into(), json!(note));
+    }
+    Ok(Value::Object(result))
+}
+
+fn start_background(
+    services: &Arc<CoreServices>,
+    env: &crate::environments::TaskEnvironment,
+    command: &str,
+    workdir: Option<&str>,
+    pty: bool,
+    args: &Value,
+    approval_note: Option<String>,
+) -> Value {
+    let processes = services.environments.processes();
+    let process = match processes.spawn(env, command, workdir, pty) {
+        Ok(p) => p,
+        Err(err) => {
+            return failure(
+                format!("Failed to start background process: {err}"),
+                -1,
+                "error",
+            );
+        }
+    };
+    let mut result = json!({
+        "output": "Background process started",
+        "session_id": process.id,
+        "pid": process.pid,
+        "exit_code": 0,
+        "error": null,
+        "hint": "It runs silently: check it with process(action=\"poll\"), read output with process(action=\"log\"), or block with process(action=\"wait\").",
+    });
+    let notify = args
+        .get("notify_on_complete")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let watch = args
+        .get("watch_patterns")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    if notify || watch {
+        result["notify_unsupported"] = json!(
+            "This session cannot receive asynchronous notifications; use process wait/poll instead."
+        );
+    }
+    if pty && !process.pty {
+        result["pty_note"] = json!(format!(
+            "PTY mode is not available on the {} backend; the process runs with pipes.",
+            env.kind()
+        ));
+    }
+    if let Some(note) = approval_note {
+        result["approval"] = json!(note);
+    }
+    result
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
