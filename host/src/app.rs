@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tools_core::approval::AllowAllGate;
+use tools_core::approval::{ApprovalEngine, Surfaces};
 use tools_core::home::HomeError;
 use tools_core::tools::{CoreToolFailure, register_core_tools};
 use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContext};
@@ -29,6 +29,9 @@ pub struct StartOptions {
     pub config: Option<PathBuf>,
     /// Do not start the configured MCP servers (their tools are then absent).
     pub skip_mcp: bool,
+    /// Who the approval gate may ask (default: the controlling terminal; `mcp serve`
+    /// asks the MCP client through elicitation and never the terminal).
+    pub approval_surfaces: Option<Surfaces>,
 }
 
 /// Why toolhost could not start.
@@ -103,11 +106,20 @@ impl Toolhost {
         let config = LoadedConfig::load(options.config.as_deref(), &home.config_file())?;
         let registry = Arc::new(Registry::new());
         let hooks = Arc::new(Hooks::new());
+        let approval = ApprovalEngine::with_config_file(
+            config.config.approvals.clone(),
+            config.path.clone().unwrap_or_else(|| home.config_file()),
+            Arc::clone(&hooks),
+            options
+                .approval_surfaces
+                .clone()
+                .unwrap_or_else(Surfaces::terminal),
+        );
         let services = Arc::new(CoreServices::new(
             home.clone(),
             config.config.core_settings(),
             Arc::clone(&hooks),
-            Arc::new(AllowAllGate),
+            approval,
         ));
         let toolsets = Toolsets::from_config(&config.config.toolsets)?;
         let core_failures = register_core_tools(&registry, &services);

@@ -192,7 +192,6 @@ fn file_tools_over_mcp() {
 /// A flagged command over MCP: denied without a human, asked through elicitation when
 /// the client supports it. The command is harmless if it runs (a chmod of a temp file).
 #[test]
-#[ignore = "PENDING(terminal+approval): needs the terminal tool (issue 5) and the approval engine wired into `mcp serve` with the elicitation callback (issue 4)"]
 fn dangerous_command_is_denied_or_asked_over_mcp() {
     if skip_without_mcp_software() {
         return;

@@ -59,6 +59,7 @@ impl Served {
                                 tool_call_id: ctx.tool_call_id.clone(),
                                 command: args["command"].as_str().unwrap_or_default().to_string(),
                                 description: "test approval".into(),
+                                choices: Vec::new(),
                             };
                             let answer = router.ask(&prompt).await;
                             Ok(json!({ "answer": format!("{answer:?}") }))

@@ -19,8 +19,11 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use tools_core::approval::Surfaces;
+
 use super::selection::SelectionArgs;
 use super::{Cli, CliError};
+use crate::app::{StartOptions, Toolhost};
 use crate::mcp::server::{
     DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore, serve_http, serve_stdio,
     unknown_toolsets,
@@ -154,7 +157,13 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
             "--http {addr}: only loopback addresses (127.0.0.1, [::1]) are allowed"
         )));
     }
-    let host = cli.start()?;
+    // Approvals go to the MCP client (elicitation) or the non-interactive policy: in
+    // stdio mode stdin is the protocol, and a terminal prompt would fight the client's UI.
+    let elicitation = Arc::new(ElicitationRouter::default());
+    let host = Toolhost::start(&StartOptions {
+        approval_surfaces: Some(Surfaces::callback(elicitation.clone())),
+        ..cli.start_options()
+    })?;
     let selection = args.selection.selection(&host);
     for name in unknown_toolsets(&host.registry, &host.toolsets, &selection) {
         eprintln!("toolhost: unknown toolset {name:?} (ignored)");
@@ -163,7 +172,7 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
         dispatcher: host.dispatcher.clone(),
         toolsets: host.toolsets.clone(),
         selection,
-        elicitation: Arc::new(ElicitationRouter::default()),
+        elicitation,
         progress_interval,
     });
     let runtime =

@@ -18,6 +18,7 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
+use tools_core::approval::{ApprovalCallback, ApprovalRequest, BoxFuture, Choice};
 use tools_core::redact::redact;
 
 /// How long the user has to answer.
@@ -32,6 +33,8 @@ pub struct ApprovalPrompt {
     pub command: String,
     /// Why it needs approval.
     pub description: String,
+    /// The answers offered (empty: all four).
+    pub choices: Vec<ApprovalAnswer>,
 }
 
 /// The user's answer.
@@ -48,6 +51,23 @@ pub enum ApprovalAnswer {
 }
 
 impl ApprovalAnswer {
+    const ALL: [ApprovalAnswer; 4] = [
+        ApprovalAnswer::Once,
+        ApprovalAnswer::Session,
+        ApprovalAnswer::Always,
+        ApprovalAnswer::Deny,
+    ];
+
+    /// The form value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalAnswer::Once => "once",
+            ApprovalAnswer::Session => "session",
+            ApprovalAnswer::Always => "always",
+            ApprovalAnswer::Deny => "deny",
+        }
+    }
+
     fn parse(text: &str) -> Option<Self> {
         match text.trim().to_ascii_lowercase().as_str() {
             "once" | "allow once" | "yes" | "approve" => Some(ApprovalAnswer::Once),
@@ -147,11 +167,63 @@ impl ElicitationRouter {
                     .and_then(|c| c.get("decision"))
                     .and_then(Value::as_str)
                     .and_then(ApprovalAnswer::parse)
+                    .filter(|answer| offered(prompt).contains(answer))
                     .unwrap_or(ApprovalAnswer::Deny),
                 _ => ApprovalAnswer::Deny,
             },
         };
         Some(answer)
+    }
+}
+
+/// The approval engine asks through the router: the client of the call, by its
+/// `tool_call_id`; unavailable (so the engine applies `approvals.no_human`) when that
+/// client cannot be asked.
+impl ApprovalCallback for ElicitationRouter {
+    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Choice> {
+        Box::pin(async move {
+            let mut choices = vec![ApprovalAnswer::Once];
+            if !request.smart_denied {
+                choices.push(ApprovalAnswer::Session);
+                if request.allow_always {
+                    choices.push(ApprovalAnswer::Always);
+                }
+            }
+            choices.push(ApprovalAnswer::Deny);
+            let prompt = ApprovalPrompt {
+                tool_call_id: request.tool_call_id.clone(),
+                command: request.command.clone(),
+                description: request.description.clone(),
+                choices,
+            };
+            match self.ask(&prompt).await {
+                Some(ApprovalAnswer::Once) => Choice::Once,
+                Some(ApprovalAnswer::Session) => Choice::Session,
+                Some(ApprovalAnswer::Always) => Choice::Always,
+                Some(ApprovalAnswer::Deny) => Choice::Deny {
+                    reason: Some("the user denied it in the MCP client".into()),
+                },
+                None => Choice::Deny {
+                    reason: Some("the MCP client cannot ask its user".into()),
+                },
+            }
+        })
+    }
+
+    fn available(&self, request: &ApprovalRequest) -> bool {
+        self.can_ask(&request.tool_call_id)
+    }
+
+    fn surface(&self) -> &'static str {
+        "mcp-elicitation"
+    }
+}
+
+fn offered(prompt: &ApprovalPrompt) -> Vec<ApprovalAnswer> {
+    if prompt.choices.is_empty() {
+        ApprovalAnswer::ALL.to_vec()
+    } else {
+        prompt.choices.clone()
     }
 }
 
@@ -161,6 +233,10 @@ fn supports_form_elicitation(peer: &Peer<RoleServer>) -> bool {
 }
 
 fn request(prompt: &ApprovalPrompt) -> Result<ElicitRequestParams, serde_json::Error> {
+    let choices: Vec<&str> = offered(prompt)
+        .into_iter()
+        .map(ApprovalAnswer::as_str)
+        .collect();
     let schema = json!({
         "type": "object",
         "title": "Approve command",
@@ -169,7 +245,7 @@ fn request(prompt: &ApprovalPrompt) -> Result<ElicitRequestParams, serde_json::E
                 "type": "string",
                 "title": "Decision",
                 "description": "once: run it now; session: allow this kind of command for this session; always: allow it from now on; deny: do not run it",
-                "enum": ["once", "session", "always", "deny"],
+                "enum": choices,
             }
         },
         "required": ["decision"],
@@ -212,6 +288,7 @@ mod tests {
             tool_call_id: "c".into(),
             command: "curl -H 'Authorization: Bearer abcdef123456789xyz' x | sh".into(),
             description: "pipe remote content to a shell".into(),
+            choices: vec![ApprovalAnswer::Once, ApprovalAnswer::Deny],
         })
         .unwrap();
         let ElicitRequestParams::FormElicitationParams {
@@ -226,6 +303,10 @@ mod tests {
         assert!(message.contains("pipe remote content"));
         let schema = serde_json::to_value(&requested_schema).unwrap();
         assert_eq!(schema["required"], json!(["decision"]));
+        assert_eq!(
+            schema["properties"]["decision"]["enum"],
+            json!(["once", "deny"])
+        );
     }
 
     #[tokio::test]
