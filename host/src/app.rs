@@ -1,6 +1,9 @@
 //! Assembling a running toolhost: home → configuration → registry and hooks → core
 //! tools → plugins → MCP servers → dispatch pipeline.
 //!
+//! Plugins are discovered after the core tools, so a plugin tool that would replace a
+//! core tool can be refused (unless its manifest has `override` permission).
+//!
 //! Discovery never fails as a whole: a core tool, plugin or server that cannot load is
 //! logged, recorded for `doctor`-style reporting, and skipped.
 
@@ -17,21 +20,34 @@ use crate::batch::{BatchOptions, PathResolver, canonical_path};
 use crate::config::{ConfigError, LoadedConfig};
 use crate::dispatch::{AgentLoopHandler, Dispatcher};
 use crate::mcp::{DiscoveryOptions, McpManager};
+use crate::plugins::{PluginSet, Roots, load_plugins};
 use crate::spill::ResultSpill;
 use crate::toolsets::{Toolsets, ToolsetsError};
 
 /// What to start.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct StartOptions {
     /// `--home`.
     pub home: Option<PathBuf>,
     /// `--config`.
     pub config: Option<PathBuf>,
+    /// Who is asked to approve flagged commands. The CLI prompts on the controlling
+    /// terminal when there is one; with nobody to ask, the `[approvals] no_human`
+    /// policy applies (deny by default). The MCP server asks its client instead.
+    pub approval_surfaces: Surfaces,
     /// Do not start the configured MCP servers (their tools are then absent).
     pub skip_mcp: bool,
-    /// Who the approval gate may ask (default: the controlling terminal; `mcp serve`
-    /// asks the MCP client through elicitation and never the terminal).
-    pub approval_surfaces: Option<Surfaces>,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            home: None,
+            config: None,
+            approval_surfaces: Surfaces::terminal(),
+            skip_mcp: false,
+        }
+    }
 }
 
 /// Why toolhost could not start.
@@ -77,6 +93,8 @@ pub struct Toolhost {
     pub dispatcher: Dispatcher,
     /// Core tools that failed to register.
     pub core_failures: Vec<CoreToolFailure>,
+    /// Every plugin found: loaded, disabled or failed.
+    pub plugins: PluginSet,
     /// The MCP servers whose tools are registered (stopped by [`Toolhost::shutdown`]).
     pub mcp: McpManager,
 }
@@ -110,10 +128,7 @@ impl Toolhost {
             config.config.approvals.clone(),
             config.path.clone().unwrap_or_else(|| home.config_file()),
             Arc::clone(&hooks),
-            options
-                .approval_surfaces
-                .clone()
-                .unwrap_or_else(Surfaces::terminal),
+            options.approval_surfaces.clone(),
         );
         let services = Arc::new(CoreServices::new(
             home.clone(),
@@ -123,6 +138,9 @@ impl Toolhost {
         ));
         let toolsets = Toolsets::from_config(&config.config.toolsets)?;
         let core_failures = register_core_tools(&registry, &services);
+        let plugin_config = &config.config.plugins;
+        let roots = Roots::from_process(&home, plugin_config);
+        let plugins = load_plugins(&home, plugin_config, &roots, &registry, &hooks);
         // MCP last: its tools never shadow core or plugin tools.
         let mcp = if options.skip_mcp {
             McpManager::empty()
@@ -151,14 +169,16 @@ impl Toolhost {
             toolsets,
             dispatcher,
             core_failures,
+            plugins,
             mcp,
         })
     }
 
-    /// Stop everything that runs beside the host (MCP server processes). Idempotent;
-    /// also done on drop.
+    /// Stop everything that runs beside the host: MCP server processes, then the
+    /// terminal's environments and background processes. Idempotent; also done on drop.
     pub fn shutdown(&self) {
         self.mcp.shutdown();
+        self.services.shutdown();
     }
 
     /// Batch options from `[dispatch]`, for calls of `context`'s task and session.

@@ -13,6 +13,7 @@ use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOu
 
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
+use crate::plugins::PluginsConfig;
 use crate::toolsets::ToolsetsConfig;
 
 /// The whole configuration file.
@@ -30,6 +31,8 @@ pub struct Config {
     pub dispatch: DispatchSettings,
     /// `[mcp_servers.NAME]` — external MCP servers whose tools are registered.
     pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+    /// `[plugins]` — native plugin discovery, enable/disable, limits, settings.
+    pub plugins: PluginsConfig,
     /// `[memory]` — the memory tool's character budgets.
     pub memory: MemorySettings,
     /// `[clarify]` — how long `clarify` waits for an answer.

@@ -9,6 +9,7 @@ pub mod config;
 pub mod definitions;
 pub mod dispatch;
 pub mod mcp;
+pub mod plugins;
 pub mod schema_sanitize;
 pub mod spill;
 pub mod toolsets;

@@ -5,6 +5,7 @@
 //! is `cargo build --workspace && cargo test --workspace` (see README / .ci/run).
 
 pub mod ci_services;
+pub mod plugin_fixtures;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -8,42 +8,61 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost_tests::{ci_services, skip_unless};
-use tools_core::approval::{ApprovalGate, CommandCheck, GateDecision};
+use tools_core::approval::{
+    ApprovalEngine, ApprovalGate, ApprovalSettings, CommandCheck, GateDecision, Surfaces,
+};
 use tools_core::environments::{BackendKind, TerminalSettings};
 use tools_core::settings::CoreSettings;
 use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
 
-/// Records checks; blocks `rm -rf /` as the hardline floor would.
-#[derive(Default)]
-struct FloorGate {
+/// The real approval engine (manual mode, nobody to ask: flagged commands are denied),
+/// recording every check it is asked for.
+struct RecordingGate {
+    engine: Arc<ApprovalEngine>,
     seen: Mutex<Vec<CommandCheck>>,
 }
 
-impl ApprovalGate for FloorGate {
-    fn check(&self, check: &CommandCheck) -> GateDecision {
-        self.seen.lock().unwrap().push(check.clone());
-        if check.command.contains("rm -rf / ") {
-            GateDecision::Blocked {
-                message: "BLOCKED (hardline): recursive delete of the root filesystem".into(),
-                hardline: true,
-            }
-        } else {
-            GateDecision::Approved { note: None }
+impl RecordingGate {
+    fn new(home: &Home) -> Self {
+        RecordingGate {
+            engine: ApprovalEngine::new(
+                // The tests clean up with `rm -rf` of their own scratch directories.
+                ApprovalSettings {
+                    command_allowlist: vec!["fs.recursive_delete".into()],
+                    ..ApprovalSettings::default()
+                },
+                home,
+                Arc::new(Hooks::new()),
+                Surfaces::none(),
+            ),
+            seen: Mutex::new(Vec::new()),
         }
     }
 }
+
+impl ApprovalGate for RecordingGate {
+    fn check(&self, check: &CommandCheck) -> GateDecision {
+        self.seen.lock().unwrap().push(check.clone());
+        self.engine.check(check)
+    }
+}
+
+/// A hardline command that would be harmless if the floor ever failed: the device does
+/// not exist. (Never test the floor with `rm -rf /`, `kill -9 -1` or `reboot` on a host
+/// backend: a regression would take the machine down.)
+const HARDLINE_PROBE: &str = "mkfs.ext4 /dev/sdzz9";
 
 struct Rig {
     _home: tempfile::TempDir,
     services: Arc<CoreServices>,
     registry: Registry,
-    gate: Arc<FloorGate>,
+    gate: Arc<RecordingGate>,
 }
 
 impl Rig {
     fn new(terminal: TerminalSettings) -> Self {
         let home = tempfile::tempdir().unwrap();
-        let gate = Arc::new(FloorGate::default());
+        let gate = Arc::new(RecordingGate::new(&Home::at(home.path())));
         let settings = CoreSettings {
             terminal,
             ..CoreSettings::default()
@@ -90,7 +109,8 @@ impl Drop for Rig {
 
 /// True once no live process on this host has `pattern` in its command line.
 fn host_has_no(pattern: &str) -> bool {
-    for _ in 0..50 {
+    // Up to 10 s: process teardown is slow on a loaded 2-core CI machine.
+    for _ in 0..100 {
         let out = std::process::Command::new("pgrep")
             .args(["-f", pattern])
             .output();
@@ -157,11 +177,56 @@ fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
         host_has_no(&format!("sleep {tag}2")),
         "killed background process still running"
     );
-    // The gate saw every command with the backend's type; the hardline floor holds.
-    let r = rig.run(task, "rm -rf / --no-preserve-root");
-    assert_eq!(r["status"], "blocked");
+    // The gate saw every command with the backend's type; the hardline floor holds on
+    // every backend, sandboxed ones included.
+    let r = rig.run(task, HARDLINE_PROBE);
+    assert_eq!(r["status"], "blocked", "{r}");
+    assert!(r["error"].as_str().unwrap().contains("hardline"), "{r}");
     let seen = rig.gate.seen.lock().unwrap();
     assert!(seen.iter().all(|c| c.env_type == backend.name()));
+    let host_access = seen.iter().all(|c| c.host_access);
+    drop(seen);
+    dangerous_command_policy(rig, &tag, host_access);
+}
+
+/// A flagged (not hardline) command: with host access and nobody to approve it, it is
+/// stopped and the model is told why; in an isolated environment it runs.
+fn dangerous_command_policy(rig: &Rig, tag: &str, host_access: bool) {
+    let task = "main";
+    let file = format!("/tmp/th-approval-{tag}");
+    rig.out(
+        task,
+        &format!("rm -f {file}; touch {file}; chmod 600 {file}"),
+    );
+    let r = rig.run(task, &format!("chmod 777 {file}"));
+    let mode = rig.out(task, &format!("stat -c %a {file}"));
+    if host_access {
+        assert_eq!(r["status"], "blocked", "{r}");
+        let error = r["error"].as_str().unwrap();
+        assert!(error.contains("BLOCKED"), "{error}");
+        assert!(
+            error.to_lowercase().contains("writable"),
+            "the model is told which rule: {error}"
+        );
+        assert_eq!(mode, "600", "the blocked command ran");
+    } else {
+        assert_eq!(r["error"], Value::Null, "{r}");
+        assert_eq!(mode, "777");
+    }
+}
+
+#[test]
+fn local_backend_approval() {
+    let workdir = tempfile::tempdir().unwrap();
+    let settings = TerminalSettings {
+        cwd: workdir.path().display().to_string(),
+        ..TerminalSettings::default()
+    };
+    let rig = Rig::new(settings);
+    let r = rig.run("main", HARDLINE_PROBE);
+    assert_eq!(r["status"], "blocked", "{r}");
+    dangerous_command_policy(&rig, &std::process::id().to_string(), true);
+    assert!(rig.gate.seen.lock().unwrap().iter().all(|c| c.host_access));
 }
 
 fn file_io(rig: &Rig) {

@@ -161,7 +161,7 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
     // stdio mode stdin is the protocol, and a terminal prompt would fight the client's UI.
     let elicitation = Arc::new(ElicitationRouter::default());
     let host = Toolhost::start(&StartOptions {
-        approval_surfaces: Some(Surfaces::callback(elicitation.clone())),
+        approval_surfaces: Surfaces::callback(elicitation.clone()),
         ..cli.start_options()
     })?;
     let selection = args.selection.selection(&host);

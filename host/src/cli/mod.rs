@@ -10,6 +10,7 @@ mod dispatch;
 mod input;
 mod logging;
 mod mcp;
+mod plugins;
 mod schema;
 mod selection;
 mod tools;
@@ -22,7 +23,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use tools_core::Home;
+
 use crate::app::{StartError, StartOptions, Toolhost};
+use crate::config::LoadedConfig;
 
 /// A tool runtime for LLM agents.
 #[derive(Debug, Parser)]
@@ -57,6 +61,8 @@ pub enum Command {
     Dispatch(dispatch::DispatchArgs),
     /// MCP: list the configured servers, or serve toolhost's tools to MCP clients.
     Mcp(mcp::McpArgs),
+    /// Manage native plugins: list, info, doctor, new, install, enable, disable.
+    Plugins(plugins::PluginsArgs),
     /// Judge commands with the dangerous-command detector; manage permanent approvals.
     Approvals(approvals::ApprovalsArgs),
 }
@@ -90,8 +96,30 @@ impl Cli {
         }
     }
 
+    /// Start toolhost; every plugin that failed to load gets one line on stderr.
     fn start(&self) -> Result<Toolhost, CliError> {
+        let host = self.start_quiet()?;
+        for failure in host.plugins.failures() {
+            eprintln!("toolhost: {}", failure.failure_line());
+        }
+        Ok(host)
+    }
+
+    /// Start toolhost without reporting plugin failures (the `plugins` commands show
+    /// them their own way).
+    fn start_quiet(&self) -> Result<Toolhost, CliError> {
         Ok(Toolhost::start(&self.start_options())?)
+    }
+
+    /// The home directory.
+    fn home(&self) -> Result<Home, CliError> {
+        Home::resolve(self.home.as_deref()).map_err(|e| CliError::Start(e.into()))
+    }
+
+    /// The configuration, without starting anything.
+    fn load_config(&self, home: &Home) -> Result<LoadedConfig, CliError> {
+        LoadedConfig::load(self.config.as_deref(), &home.config_file())
+            .map_err(|e| CliError::Start(e.into()))
     }
 }
 
@@ -106,6 +134,7 @@ pub fn main() -> ExitCode {
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
         Command::Mcp(args) => mcp::run(&cli, args),
+        Command::Plugins(args) => plugins::run(&cli, args),
         Command::Approvals(args) => approvals::run(&cli, args),
     };
     match outcome {
