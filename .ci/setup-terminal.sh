@@ -71,8 +71,11 @@ if ! curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; then
     # recorded host pid when a container is removed, and with pids wrapping quickly on a
     # busy 2-core machine a stale pid can belong to anything. Inside its own namespace a
     # stray signal can only reach podman's own processes.
-    setsid nohup unshare --pid --fork --mount-proc \
-        podman system service --time=0 "unix://$SOCK" >"$CI_DIR/podman-service.log" 2>&1 < /dev/null &
+    # From `/`: the service and every conmon it starts inherit this working directory,
+    # and a directory deleted later breaks container starts ("Failed to get working
+    # directory").
+    (cd / && exec setsid nohup unshare --pid --fork --mount-proc \
+        podman system service --time=0 "unix://$SOCK" >"$CI_DIR/podman-service.log" 2>&1 < /dev/null) &
     echo $! > "$CI_DIR/podman-service.pid"
     for _ in $(seq 1 100); do
         [ -S "$SOCK" ] && curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1 && break
@@ -119,7 +122,11 @@ ssh -o BatchMode=yes -o UserKnownHostsFile="$SSH_DIR/known_hosts" -o StrictHostK
     || { log "sshd is not reachable"; cat "$SSH_DIR/sshd.log"; exit 1; }
 
 # ---------------------------------------------------------------- env file
-cat > "$CI_DIR/env" <<ENV
+# Other setup scripts write to the same file: replace only this script's lines.
+touch "$CI_DIR/env"
+grep -v -E '^export (CONTAINERS_CONF|TOOLHOST_TEST_(DOCKER|SSH|BWRAP)[A-Z_]*)=' "$CI_DIR/env" > "$CI_DIR/env.tmp" || true
+mv "$CI_DIR/env.tmp" "$CI_DIR/env"
+cat >> "$CI_DIR/env" <<ENV
 export CONTAINERS_CONF=$CONF
 export TOOLHOST_TEST_DOCKER_HOST=unix://$SOCK
 export TOOLHOST_TEST_DOCKER_IMAGE=$IMAGE

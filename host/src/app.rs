@@ -19,6 +19,7 @@ use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContex
 use crate::batch::{BatchOptions, PathResolver, canonical_path};
 use crate::config::{ConfigError, LoadedConfig};
 use crate::dispatch::{AgentLoopHandler, Dispatcher};
+use crate::mcp::{DiscoveryOptions, McpManager};
 use crate::plugins::{PluginSet, Roots, load_plugins};
 use crate::spill::ResultSpill;
 use crate::toolsets::{Toolsets, ToolsetsError};
@@ -34,6 +35,8 @@ pub struct StartOptions {
     /// terminal when there is one; with nobody to ask, the `[approvals] no_human`
     /// policy applies (deny by default). The MCP server asks its client instead.
     pub approval_surfaces: Surfaces,
+    /// Do not start the configured MCP servers (their tools are then absent).
+    pub skip_mcp: bool,
 }
 
 impl Default for StartOptions {
@@ -42,6 +45,7 @@ impl Default for StartOptions {
             home: None,
             config: None,
             approval_surfaces: Surfaces::terminal(),
+            skip_mcp: false,
         }
     }
 }
@@ -91,6 +95,8 @@ pub struct Toolhost {
     pub core_failures: Vec<CoreToolFailure>,
     /// Every plugin found: loaded, disabled or failed.
     pub plugins: PluginSet,
+    /// The MCP servers whose tools are registered (stopped by [`Toolhost::shutdown`]).
+    pub mcp: McpManager,
 }
 
 impl std::fmt::Debug for Toolhost {
@@ -135,6 +141,16 @@ impl Toolhost {
         let plugin_config = &config.config.plugins;
         let roots = Roots::from_process(&home, plugin_config);
         let plugins = load_plugins(&home, plugin_config, &roots, &registry, &hooks);
+        // MCP last: its tools never shadow core or plugin tools.
+        let mcp = if options.skip_mcp {
+            McpManager::empty()
+        } else {
+            crate::mcp::discover(
+                &config.config.mcp_servers,
+                &registry,
+                &DiscoveryOptions::from_env(home.results_dir().join("mcp-media")),
+            )
+        };
         let agent_loop: Arc<dyn AgentLoopHandler> =
             Arc::new(AgentLoopState::from_services(&services));
         let dispatcher = Dispatcher::new(
@@ -154,7 +170,15 @@ impl Toolhost {
             dispatcher,
             core_failures,
             plugins,
+            mcp,
         })
+    }
+
+    /// Stop everything that runs beside the host: MCP server processes, then the
+    /// terminal's environments and background processes. Idempotent; also done on drop.
+    pub fn shutdown(&self) {
+        self.mcp.shutdown();
+        self.services.shutdown();
     }
 
     /// Batch options from `[dispatch]`, for calls of `context`'s task and session.

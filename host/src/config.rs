@@ -12,6 +12,7 @@ use tools_core::environments::TerminalSettings;
 use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 
 use crate::dispatch::DispatchSettings;
+use crate::mcp::McpServerConfig;
 use crate::plugins::PluginsConfig;
 use crate::toolsets::ToolsetsConfig;
 
@@ -28,6 +29,8 @@ pub struct Config {
     pub approvals: ApprovalSettings,
     /// `[dispatch]` — batch concurrency, deadlines, result limits.
     pub dispatch: DispatchSettings,
+    /// `[mcp_servers.NAME]` — external MCP servers whose tools are registered.
+    pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
     /// `[plugins]` — native plugin discovery, enable/disable, limits, settings.
     pub plugins: PluginsConfig,
     /// `[memory]` — the memory tool's character budgets.

@@ -8,6 +8,7 @@ pub mod coerce;
 pub mod config;
 pub mod definitions;
 pub mod dispatch;
+pub mod mcp;
 pub mod plugins;
 pub mod schema_sanitize;
 pub mod spill;

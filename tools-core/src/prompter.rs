@@ -387,6 +387,32 @@ mod tests {
         (std::fs::File::from(master), slave)
     }
 
+    /// Everything the prompter showed, read until every needle is seen or the
+    /// terminal stays quiet for two seconds. The echo of the typed answer and the
+    /// prompt can arrive in separate reads, so one `read` is not enough.
+    #[cfg(unix)]
+    fn read_until(master: &mut std::fs::File, needles: &[&str]) -> String {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let mut shown = String::new();
+        while !needles.iter().all(|n| shown.contains(n)) {
+            let mut fds = [PollFd::new(&*master, PollFlags::IN)];
+            let two_seconds = Timespec {
+                tv_sec: 2,
+                tv_nsec: 0,
+            };
+            if poll(&mut fds, Some(&two_seconds)).unwrap() == 0 {
+                break;
+            }
+            let mut chunk = [0u8; 4096];
+            let n = std::io::Read::read(master, &mut chunk).unwrap();
+            if n == 0 {
+                break;
+            }
+            shown.push_str(&String::from_utf8_lossy(&chunk[..n]));
+        }
+        shown
+    }
+
     #[cfg(unix)]
     #[test]
     fn terminal_choice_by_number_through_a_pty() {
@@ -398,9 +424,10 @@ mod tests {
             .ask(&request(&["staging", "prod"]), &CancellationToken::new())
             .unwrap();
         assert_eq!(answer, PromptAnswer::Answered("prod".into()));
-        let mut shown = vec![0u8; 4096];
-        let n = std::io::Read::read(&mut master, &mut shown).unwrap();
-        let shown = String::from_utf8_lossy(&shown[..n]);
+        let shown = read_until(
+            &mut master,
+            &["Which target?", "3. Other (type your answer)"],
+        );
         assert!(shown.contains("Which target?"), "{shown}");
         assert!(shown.contains("3. Other (type your answer)"), "{shown}");
     }

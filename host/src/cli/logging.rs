@@ -5,9 +5,11 @@ use tracing_subscriber::EnvFilter;
 
 /// Install the stderr subscriber.
 pub fn init(verbose: u8) {
+    // rmcp logs every JSON-RPC error answer (an unknown tool, a protocol-version probe
+    // by a newer client) as a warning: those are the peer's business, not toolhost's.
     let default = match verbose {
-        0 => "warn",
-        1 => "info",
+        0 => "warn,rmcp=error",
+        1 => "info,rmcp=warn",
         2 => "debug",
         _ => "trace",
     };

@@ -9,6 +9,7 @@ mod call;
 mod dispatch;
 mod input;
 mod logging;
+mod mcp;
 mod plugins;
 mod schema;
 mod selection;
@@ -58,6 +59,8 @@ pub enum Command {
     Call(call::CallArgs),
     /// Execute the tool calls of an assistant message; print the tool messages.
     Dispatch(dispatch::DispatchArgs),
+    /// MCP: list the configured servers, or serve toolhost's tools to MCP clients.
+    Mcp(mcp::McpArgs),
     /// Manage native plugins: list, info, doctor, new, install, enable, disable.
     Plugins(plugins::PluginsArgs),
     /// Judge commands with the dangerous-command detector; manage permanent approvals.
@@ -130,6 +133,7 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema::run(&cli, args),
         Command::Call(args) => call::run(&cli, args),
         Command::Dispatch(args) => dispatch::run(&cli, args),
+        Command::Mcp(args) => mcp::run(&cli, args),
         Command::Plugins(args) => plugins::run(&cli, args),
         Command::Approvals(args) => approvals::run(&cli, args),
     };

@@ -354,8 +354,11 @@ impl ApprovalEngine {
             };
             self.hooks.run_pre_approval_request(&event);
         };
-        if let Some(callback) = &self.surfaces.callback {
-            fire_pre("callback");
+        if let Some(callback) = &self.surfaces.callback
+            && callback.available(request)
+        {
+            let surface = callback.surface();
+            fire_pre(surface);
             let answer = crate::bridge::block_on(async {
                 tokio::time::timeout(timeout, callback.ask(request)).await
             });
@@ -367,7 +370,7 @@ impl ApprovalEngine {
                     Choice::Deny { reason: None }
                 }
             };
-            return Some(("callback", choice));
+            return Some((surface, choice));
         }
         if self.surfaces.terminal && prompt::terminal_available() {
             fire_pre("cli");

@@ -239,6 +239,64 @@ fn no_human_denies_by_default_and_says_why() {
     assert!(approved(&engine.check(&check("git push --force"))));
 }
 
+/// A callback that can ask only about some calls (an MCP client without elicitation).
+struct Unreachable;
+
+impl ApprovalCallback for Unreachable {
+    fn ask<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Choice> {
+        Box::pin(async { panic!("asked although unavailable") })
+    }
+
+    fn available(&self, _request: &ApprovalRequest) -> bool {
+        false
+    }
+
+    fn surface(&self) -> &'static str {
+        "mcp-elicitation"
+    }
+}
+
+#[test]
+fn an_unavailable_callback_falls_back_to_no_human() {
+    let f = fixture();
+    let engine = f.engine(
+        settings("manual"),
+        Surfaces::callback(Arc::new(Unreachable)),
+    );
+    let decision = engine.check(&check("git push --force"));
+    let message = blocked_message(&decision);
+    assert!(message.contains("no user is present"), "{message}");
+    assert_eq!(f.choices(), vec!["no_human_deny"]);
+}
+
+#[test]
+fn observers_see_the_callback_surface_name() {
+    struct Named(Arc<ScriptedHuman>);
+    impl ApprovalCallback for Named {
+        fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Choice> {
+            self.0.ask(request)
+        }
+        fn surface(&self) -> &'static str {
+            "mcp-elicitation"
+        }
+    }
+    let f = fixture();
+    let human = ScriptedHuman::new(vec![Choice::Once]);
+    let engine = f.engine(
+        settings("manual"),
+        Surfaces::callback(Arc::new(Named(human))),
+    );
+    assert!(approved(&engine.check(&check("git reset --hard"))));
+    let surfaces: Vec<String> = f
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| e.0.clone())
+        .collect();
+    assert_eq!(surfaces, vec!["mcp-elicitation", "mcp-elicitation"]);
+}
+
 #[test]
 fn once_approves_only_this_time() {
     let f = fixture();

@@ -64,6 +64,19 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait ApprovalCallback: Send + Sync {
     /// Ask about `request`.
     fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Choice>;
+
+    /// Whether a human can be asked about `request` at all (an MCP client that does not
+    /// support elicitation cannot). When false, the engine falls back to the next
+    /// surface and then to `approvals.no_human`.
+    fn available(&self, request: &ApprovalRequest) -> bool {
+        let _ = request;
+        true
+    }
+
+    /// The `surface` observers see (`pre_approval_request`, `post_approval_response`).
+    fn surface(&self) -> &'static str {
+        "callback"
+    }
 }
 
 /// The human surfaces available to the engine.

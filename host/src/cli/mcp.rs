@@ -1,0 +1,265 @@
+//! `toolhost mcp list [--json]` and `toolhost mcp serve [--http ADDR] [--toolsets A,B]
+//! [--disable C]`.
+//!
+//! `list` connects to every configured server (as any toolhost start does) and reports
+//! each: transport, status, tool count, last error. With `--json`: an array of
+//! `{"name","transport","status","tool_count","tools","skipped_tools","last_error",
+//! "pid","server_version","stderr_tail"}`.
+//!
+//! `serve` exposes the selected toolsets over MCP on stdio (the default) or streamable
+//! HTTP on a loopback address, until the client disconnects (stdio) or toolhost is
+//! interrupted.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use tools_core::approval::Surfaces;
+
+use super::selection::SelectionArgs;
+use super::{Cli, CliError};
+use crate::app::{StartOptions, Toolhost};
+use crate::mcp::server::{
+    DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore, serve_http, serve_stdio,
+    unknown_toolsets,
+};
+use crate::mcp::{ServerState, ServerStatus};
+
+/// `toolhost mcp ...`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+/// MCP subcommands.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Connect to every configured MCP server and report its status.
+    List(ListArgs),
+    /// Serve toolhost's tools to an MCP client (stdio by default).
+    Serve(ServeArgs),
+}
+
+/// `toolhost mcp list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `toolhost mcp serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8931) instead of
+    /// stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// Which toolsets to expose (default: `[toolsets]` of the configuration).
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Seconds between progress notifications for calls that ask for progress.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_PROGRESS_INTERVAL.as_secs_f64())]
+    pub progress_interval: f64,
+}
+
+/// Run `toolhost mcp ...`.
+pub fn run(cli: &Cli, args: &McpArgs) -> Result<ExitCode, CliError> {
+    match &args.command {
+        McpCommand::List(list) => run_list(cli, list),
+        McpCommand::Serve(serve) => run_serve(cli, serve),
+    }
+}
+
+fn run_list(cli: &Cli, args: &ListArgs) -> Result<ExitCode, CliError> {
+    let host = cli.start()?;
+    let statuses = host.mcp.statuses();
+    host.shutdown();
+    if args.json {
+        let out: Vec<Value> = statuses.iter().map(status_json).collect();
+        let text =
+            serde_json::to_string_pretty(&out).map_err(|e| CliError::Input(e.to_string()))?;
+        println!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if statuses.is_empty() {
+        println!("No MCP servers configured (add [mcp_servers.NAME] sections to config.toml).");
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", status_table(&statuses));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `--json` object of one server.
+pub fn status_json(status: &ServerStatus) -> Value {
+    let mut value = serde_json::to_value(status).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("status".into(), json!(status.state.as_str()));
+        map.remove("state");
+        map.insert("tool_count".into(), json!(status.tools.len()));
+    }
+    value
+}
+
+/// The human-readable table.
+pub fn status_table(statuses: &[ServerStatus]) -> String {
+    let width = statuses
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "{:<width$}  {:<9}  {:<13}  {:>5}  LAST ERROR\n",
+        "NAME", "TRANSPORT", "STATUS", "TOOLS"
+    );
+    for s in statuses {
+        let error = s
+            .last_error
+            .as_deref()
+            .map(|e| e.lines().next().unwrap_or_default().to_string())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{:<width$}  {:<9}  {:<13}  {:>5}  {}\n",
+            s.name,
+            s.transport,
+            s.state.as_str(),
+            s.tools.len(),
+            error
+        ));
+        if matches!(s.state, ServerState::Failed | ServerState::Disconnected)
+            && !s.stderr_tail.is_empty()
+        {
+            for line in s.stderr_tail.iter().rev().take(5).rev() {
+                out.push_str(&format!("{:width$}    stderr: {line}\n", ""));
+            }
+        }
+    }
+    out
+}
+
+fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
+    let progress_interval = Duration::try_from_secs_f64(args.progress_interval)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| CliError::Input("--progress-interval must be a positive number".into()))?;
+    if let Some(addr) = args.http
+        && !addr.ip().is_loopback()
+    {
+        return Err(CliError::Input(format!(
+            "--http {addr}: only loopback addresses (127.0.0.1, [::1]) are allowed"
+        )));
+    }
+    // Approvals go to the MCP client (elicitation) or the non-interactive policy: in
+    // stdio mode stdin is the protocol, and a terminal prompt would fight the client's UI.
+    let elicitation = Arc::new(ElicitationRouter::default());
+    let host = Toolhost::start(&StartOptions {
+        approval_surfaces: Surfaces::callback(elicitation.clone()),
+        ..cli.start_options()
+    })?;
+    let selection = args.selection.selection(&host);
+    for name in unknown_toolsets(&host.registry, &host.toolsets, &selection) {
+        eprintln!("toolhost: unknown toolset {name:?} (ignored)");
+    }
+    let core = Arc::new(ServerCore {
+        dispatcher: host.dispatcher.clone(),
+        toolsets: host.toolsets.clone(),
+        selection,
+        elicitation,
+        progress_interval,
+    });
+    let runtime =
+        tools_core::bridge::shared_runtime().map_err(|e| CliError::Input(e.to_string()))?;
+    let stop = CancellationToken::new();
+    let outcome = runtime.block_on(async {
+        let signals = spawn_signal_watch(stop.clone());
+        let outcome = match args.http {
+            Some(addr) => match serve_http(core, addr, stop.clone()).await {
+                Ok(server) => {
+                    // The address line is the one thing on stdout: scripts read the port.
+                    println!("{}", server.url());
+                    eprintln!("toolhost: serving MCP on {} (Ctrl-C to stop)", server.url());
+                    server.wait().await;
+                    Ok(())
+                }
+                Err(err) => Err(CliError::Input(err.to_string())),
+            },
+            None => serve_stdio(core, stop.clone())
+                .await
+                .map_err(|e| CliError::Input(e.to_string())),
+        };
+        signals.abort();
+        outcome
+    });
+    host.shutdown();
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// Cancel `stop` on Ctrl-C or SIGTERM.
+fn spawn_signal_watch(stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut term = match signal(SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    stop.cancel();
+                    return;
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_and_json() {
+        let mut ok = ServerStatus::inert("time", "stdio", ServerState::Connected, None);
+        ok.tools = vec!["mcp__time__a".into(), "mcp__time__b".into()];
+        let mut bad = ServerStatus::inert(
+            "broken",
+            "stdio",
+            ServerState::Failed,
+            Some("MCP server 'broken': initialize failed\nmore".into()),
+        );
+        bad.stderr_tail = vec!["Traceback".into(), "ImportError: x".into()];
+        let table = status_table(&[bad, ok.clone()]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("NAME  "), "{table}");
+        assert!(
+            lines[1].contains("failed") && lines[1].ends_with("initialize failed"),
+            "{table}"
+        );
+        assert!(
+            lines[3].trim_start().starts_with("stderr: ImportError"),
+            "{table}"
+        );
+        assert!(
+            lines[4].contains("connected") && lines[4].contains("    2  "),
+            "{table}"
+        );
+        let value = status_json(&ok);
+        assert_eq!(value["status"], "connected");
+        assert_eq!(value["tool_count"], 2);
+        assert!(value.get("state").is_none());
+    }
+}

@@ -1,0 +1,347 @@
+//! One configured MCP server as toolhost sees it: its connection (made, lost, remade),
+//! its circuit breaker, the tools it registered, and its status for `toolhost mcp list`.
+//!
+//! Calls come from the registry's async handlers, on any runtime. Everything that
+//! creates a connection runs on the MCP runtime (the process-wide bridge runtime), so
+//! the connection's background tasks outlive whichever runtime made the call.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::runtime::Handle;
+use tools_core::{Registry, ToolContext};
+
+use super::breaker::Breaker;
+use super::config::{ResolvedServer, ToolFilter};
+use super::error::McpError;
+use super::registration::{self, Registration, SkippedTool};
+use super::results::{call_result_value, error_value};
+use super::session::{CallFailure, Session};
+use super::status::{ServerState, ServerStatus};
+use super::stderr_ring::StderrRing;
+
+#[derive(Debug, Default)]
+struct Tracked {
+    state: Option<ServerState>,
+    last_error: Option<String>,
+    registration: Registration,
+    server_version: Option<String>,
+}
+
+/// A configured, enabled server.
+pub struct ServerClient {
+    config: ResolvedServer,
+    registry: Arc<Registry>,
+    runtime: Handle,
+    media_dir: PathBuf,
+    breaker: Breaker,
+    stderr: StderrRing,
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    tracked: Mutex<Tracked>,
+    closed: AtomicBool,
+    me: Weak<ServerClient>,
+}
+
+impl std::fmt::Debug for ServerClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerClient")
+            .field("server", &self.config.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerClient {
+    /// A client for `config`; nothing is started until [`ServerClient::connect`].
+    pub fn new(
+        config: ResolvedServer,
+        registry: Arc<Registry>,
+        runtime: Handle,
+        media_dir: PathBuf,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| ServerClient {
+            breaker: Breaker::new(config.breaker_threshold, config.breaker_cooldown),
+            config,
+            registry,
+            runtime,
+            media_dir,
+            stderr: StderrRing::new(),
+            session: tokio::sync::Mutex::new(None),
+            tracked: Mutex::new(Tracked::default()),
+            closed: AtomicBool::new(false),
+            me: me.clone(),
+        })
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Its tool filter.
+    pub fn filter(&self) -> &ToolFilter {
+        &self.config.tools
+    }
+
+    /// True when its tools may run concurrently.
+    pub fn parallel(&self) -> bool {
+        self.config.parallel
+    }
+
+    fn tracked(&self) -> std::sync::MutexGuard<'_, Tracked> {
+        self.tracked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// First connection (discovery): connect, list and register, within
+    /// `connect_timeout`. Failures are recorded, not returned.
+    pub async fn connect(&self) {
+        let mut slot = self.session.lock().await;
+        match self.open_session().await {
+            Ok(session) => *slot = Some(session),
+            Err(err) => {
+                tracing::warn!(server = %self.config.name, error = %err, "MCP server not connected");
+            }
+        }
+    }
+
+    /// Connect (on the MCP runtime) and register the tools; records the outcome.
+    async fn open_session(&self) -> Result<Arc<Session>, McpError> {
+        let Some(me) = self.me.upgrade() else {
+            return Err(McpError::Runtime("the MCP client is shutting down".into()));
+        };
+        let connect = self
+            .runtime
+            .spawn(async move { me.connect_within_timeout().await });
+        let outcome = match connect.await {
+            Ok(outcome) => outcome,
+            Err(join) => Err(McpError::Runtime(format!("connect task failed: {join}"))),
+        };
+        let mut tracked = self.tracked();
+        match outcome {
+            Ok((session, registration)) => {
+                tracked.state = Some(ServerState::Connected);
+                tracked.last_error = None;
+                tracked.server_version = session.server_version().map(str::to_string);
+                tracked.registration = registration;
+                Ok(session)
+            }
+            Err(err) => {
+                tracked.state = Some(ServerState::Failed);
+                tracked.last_error = Some(err.to_string());
+                Err(err)
+            }
+        }
+    }
+
+    async fn connect_within_timeout(
+        self: Arc<Self>,
+    ) -> Result<(Arc<Session>, Registration), McpError> {
+        let limit = self.config.connect_timeout;
+        let weak = Arc::downgrade(&self);
+        let runtime = self.runtime.clone();
+        let tools_changed: super::client_handler::ToolsChanged = Arc::new(move || {
+            if let Some(client) = weak.upgrade() {
+                runtime.spawn(async move { client.refresh_tools().await });
+            }
+        });
+        let attempt = async {
+            let session =
+                Session::connect(&self.config, self.stderr.clone(), Some(tools_changed)).await?;
+            let tools = session.list_tools().await?;
+            Ok::<_, McpError>((session, tools))
+        };
+        let (session, tools) = match tokio::time::timeout(limit, attempt).await {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(McpError::ConnectTimeout {
+                    server: self.config.name.clone(),
+                    limit,
+                });
+            }
+        };
+        let previous = self.tracked().registration.registered.clone();
+        let registration = registration::register_tools(&self.registry, &self, &tools, &previous);
+        tracing::info!(
+            server = %self.config.name,
+            tools = registration.registered.len(),
+            skipped = registration.skipped.len(),
+            "MCP server connected"
+        );
+        Ok((Arc::new(session), registration))
+    }
+
+    /// Re-list and re-register the tools (the server said its list changed).
+    async fn refresh_tools(self: Arc<Self>) {
+        let session = self.session.lock().await.clone();
+        let Some(session) = session else { return };
+        match tokio::time::timeout(self.config.connect_timeout, session.list_tools()).await {
+            Ok(Ok(tools)) => {
+                let previous = self.tracked().registration.registered.clone();
+                let registration =
+                    registration::register_tools(&self.registry, &self, &tools, &previous);
+                self.tracked().registration = registration;
+            }
+            Ok(Err(err)) => {
+                tracing::warn!(server = %self.config.name, %err, "re-listing MCP tools failed")
+            }
+            Err(_) => tracing::warn!(server = %self.config.name, "re-listing MCP tools timed out"),
+        }
+    }
+
+    /// A live session: the current one, or a new connection when it dropped.
+    async fn live_session(&self) -> Result<Arc<Session>, McpError> {
+        let mut slot = self.session.lock().await;
+        if self.closed.load(Ordering::Acquire) {
+            return Err(McpError::NotStarted {
+                server: self.config.name.clone(),
+                reason: "toolhost is shutting down its MCP servers".into(),
+            });
+        }
+        if let Some(session) = slot.as_ref() {
+            if session.is_alive() {
+                return Ok(Arc::clone(session));
+            }
+            let note = session.death_note();
+            tracing::warn!(server = %self.config.name, %note, "MCP server connection lost; reconnecting");
+            if let Some(dead) = slot.take() {
+                self.runtime.spawn(async move { dead.shutdown().await });
+            }
+        }
+        let session = self.open_session().await?;
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// Run `raw` (wire name `wire`) with `args`; always a `{"result"}`/`{"error"}` value.
+    pub async fn call(&self, raw: &str, wire: &str, args: Value, ctx: &ToolContext) -> Value {
+        let server = self.config.name.as_str();
+        if let Err(remaining) = self.breaker.check() {
+            return error_value(&self.breaker.open_message(server, remaining));
+        }
+        let arguments = match args {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return error_value(&format!(
+                    "Invalid arguments for {wire}: expected a JSON object, got {other}"
+                ));
+            }
+        };
+        let session = tokio::select! {
+            session = self.live_session() => session,
+            () = ctx.cancel.cancelled() => return error_value(&format!("MCP call to '{server}' cancelled before it started")),
+        };
+        let session = match session {
+            Ok(session) => session,
+            Err(err) => {
+                let message = format!("MCP server '{server}' is not connected: {err}");
+                return self.failed(message);
+            }
+        };
+        match session
+            .call_tool(raw, arguments, self.config.call_timeout, &ctx.cancel)
+            .await
+        {
+            Ok(result) => {
+                self.breaker.record_success();
+                call_result_value(server, &result, &self.media_dir)
+            }
+            Err(CallFailure::Rejected(message)) => {
+                self.breaker.record_success();
+                error_value(&format!("MCP call failed: {wire}: {message}"))
+            }
+            Err(CallFailure::Cancelled) => {
+                error_value(&format!("MCP call to {wire} was cancelled"))
+            }
+            Err(CallFailure::Timeout(limit)) => self.failed(format!(
+                "MCP tool {wire} timed out after {}s (server '{server}'; raise mcp_servers.{server}.timeout if it needs longer)",
+                limit.as_secs_f64()
+            )),
+            Err(CallFailure::TransportClosed(detail)) => {
+                session.mark_broken();
+                let note = session.death_note();
+                self.tracked().last_error = Some(format!("{detail}: {note}"));
+                self.failed(format!(
+                    "MCP server '{server}' transport is down ({note}); it will be reconnected on the next call. Do NOT retry this tool immediately — give it a few seconds to come back."
+                ))
+            }
+        }
+    }
+
+    /// Record a server failure; the message says when the breaker opened.
+    fn failed(&self, message: String) -> Value {
+        let opened = self.breaker.record_failure();
+        self.tracked().last_error = Some(message.clone());
+        if opened {
+            tracing::warn!(
+                server = %self.config.name,
+                failures = self.breaker.failures(),
+                "MCP circuit breaker open"
+            );
+            return error_value(&format!(
+                "{message} The server has now failed {} times in a row: calls to it are paused for {}s.",
+                self.breaker.failures(),
+                self.config.breaker_cooldown.as_secs_f64().ceil() as u64
+            ));
+        }
+        error_value(&message)
+    }
+
+    /// Close the connection and stop the process; later calls are refused.
+    pub async fn shutdown(&self) {
+        self.closed.store(true, Ordering::Release);
+        let session = self.session.lock().await.take();
+        if let Some(session) = session {
+            session.shutdown().await;
+        }
+        let mut tracked = self.tracked();
+        if tracked.state == Some(ServerState::Connected) {
+            tracked.state = Some(ServerState::Stopped);
+        }
+    }
+
+    /// The current status.
+    pub fn status(&self) -> ServerStatus {
+        let live = self
+            .session
+            .try_lock()
+            .ok()
+            .and_then(|slot| slot.as_ref().map(|s| (s.is_alive(), s.pid())));
+        let tracked = self.tracked();
+        let mut state = tracked.state.unwrap_or(ServerState::Pending);
+        if state == ServerState::Connected && live.is_some_and(|(alive, _)| !alive) {
+            state = ServerState::Disconnected;
+        }
+        if self.breaker.is_open() {
+            state = ServerState::BreakerOpen;
+        }
+        ServerStatus {
+            name: self.config.name.clone(),
+            transport: self.config.transport.kind().to_string(),
+            state,
+            tools: tracked.registration.registered.clone(),
+            skipped_tools: tracked.registration.skipped.clone(),
+            last_error: tracked.last_error.clone(),
+            pid: live.and_then(|(_, pid)| pid),
+            server_version: tracked.server_version.clone(),
+            stderr_tail: self.stderr.tail(20),
+        }
+    }
+
+    /// Tools this server registered.
+    pub fn registered_tools(&self) -> Vec<String> {
+        self.tracked().registration.registered.clone()
+    }
+
+    /// Tools it offered but that were not registered.
+    pub fn skipped_tools(&self) -> Vec<SkippedTool> {
+        self.tracked().registration.skipped.clone()
+    }
+
+    /// The call timeout.
+    pub fn call_timeout(&self) -> Duration {
+        self.config.call_timeout
+    }
+}

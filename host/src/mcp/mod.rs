@@ -1,0 +1,36 @@
+//! MCP both ways, with rmcp kept behind this module (its major version moves fast: a
+//! bump should touch only `session.rs`, `client_handler.rs` and `server/`).
+//!
+//! - Client: `[mcp_servers.NAME]` sections ([`config`]) are connected concurrently at
+//!   startup ([`discovery`]); each server's tools are registered as
+//!   `mcp__<server>__<tool>` ([`naming`], [`registration`]) in toolset `mcp-<server>`.
+//!   Calls go through [`client::ServerClient`] (circuit breaker, reconnect, timeouts,
+//!   cancellation) and come back as `{"result"}` / `{"error"}` JSON ([`results`]). Stdio
+//!   servers run in their own process group with a whitelisted environment and a
+//!   bounded stderr buffer ([`process`], [`stderr_ring`]); [`manager::McpManager`]
+//!   shuts them all down with the host.
+//! - Server: [`server`] serves toolhost's own tools to any MCP client over stdio or
+//!   streamable HTTP, every call running the whole dispatch pipeline.
+
+pub mod breaker;
+pub mod client;
+pub mod client_handler;
+pub mod config;
+pub mod discovery;
+pub mod error;
+pub mod interpolate;
+pub mod manager;
+pub mod naming;
+pub mod process;
+pub mod registration;
+pub mod results;
+pub mod server;
+pub mod session;
+pub mod status;
+pub mod stderr_ring;
+
+pub use config::McpServerConfig;
+pub use discovery::{DiscoveryOptions, discover, discover_async};
+pub use error::McpError;
+pub use manager::McpManager;
+pub use status::{ServerState, ServerStatus};

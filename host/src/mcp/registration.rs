@@ -1,0 +1,218 @@
+//! Putting one server's tools into the [`Registry`].
+//!
+//! Each tool passing the server's include/exclude filter becomes `mcp__<server>__<tool>`
+//! in toolset `mcp-<server>` (with the alias `<server>`), source `mcp <server>`, with an
+//! async handler that forwards the call. Built-in and plugin tools win: an MCP tool whose
+//! name is taken by a non-MCP tool is skipped with a warning. Re-registering (reconnect,
+//! `tools/list_changed`) replaces the server's tools and removes the ones it no longer
+//! offers.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Weak};
+
+use rmcp::model::Tool;
+use serde_json::{Map, Value, json};
+use tools_core::{Parallelism, Registry, ToolEntry, ToolHandler, ToolSource};
+
+use super::client::ServerClient;
+use super::naming::NameAllocator;
+use super::results::error_value;
+
+/// The toolset of a server's tools.
+pub fn toolset_name(server: &str) -> String {
+    format!("mcp-{server}")
+}
+
+/// A tool that was not registered, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedTool {
+    /// The server's name for it.
+    pub raw_name: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What one registration pass did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Registration {
+    /// Wire names now registered for the server, sorted.
+    pub registered: Vec<String>,
+    /// Tools left out by the filter or a collision.
+    pub skipped: Vec<SkippedTool>,
+}
+
+/// Register `tools` of `client`'s server, replacing what it registered before
+/// (`previous`).
+pub fn register_tools(
+    registry: &Registry,
+    client: &Arc<ServerClient>,
+    tools: &[Tool],
+    previous: &[String],
+) -> Registration {
+    let server = client.name();
+    let toolset = toolset_name(server);
+    let mut names = NameAllocator::new();
+    let mut report = Registration::default();
+    for tool in tools {
+        let raw = tool.name.to_string();
+        if !client.filter().allows(&raw) {
+            report.skipped.push(SkippedTool {
+                raw_name: raw,
+                reason: "excluded by tools.include/tools.exclude".into(),
+            });
+            continue;
+        }
+        let name = names.allocate(server, &raw);
+        if let Some(existing) = registry.get(&name)
+            && !matches!(existing.source, ToolSource::Mcp(_))
+        {
+            tracing::warn!(
+                server,
+                tool = %raw,
+                name = %name,
+                owner = %existing.source,
+                "MCP tool skipped: the name belongs to a built-in or plugin tool"
+            );
+            report.skipped.push(SkippedTool {
+                raw_name: raw,
+                reason: format!("name {name} is taken by {} tool", existing.source),
+            });
+            continue;
+        }
+        let entry = ToolEntry::builder(name.clone(), toolset.clone())
+            .description(description(server, tool))
+            .parameters(input_schema(tool))
+            .handler(handler(Arc::downgrade(client), raw.clone(), name.clone()))
+            .parallelism(if client.parallel() {
+                Parallelism::Safe
+            } else {
+                Parallelism::Exclusive
+            })
+            .emoji("🔌")
+            .source(ToolSource::Mcp(server.to_string()))
+            .build();
+        match entry {
+            Ok(entry) => {
+                registry.register(entry);
+                report.registered.push(name);
+            }
+            Err(err) => {
+                tracing::warn!(server, tool = %raw, %err, "MCP tool skipped");
+                report.skipped.push(SkippedTool {
+                    raw_name: raw,
+                    reason: err.to_string(),
+                });
+            }
+        }
+    }
+    let current: BTreeSet<&String> = report.registered.iter().collect();
+    for old in previous {
+        if !current.contains(old)
+            && registry
+                .get(old)
+                .is_some_and(|e| e.source == ToolSource::Mcp(server.to_string()))
+        {
+            registry.deregister(old);
+        }
+    }
+    if !report.registered.is_empty() {
+        register_alias(registry, server, &toolset);
+    }
+    report.registered.sort();
+    report
+}
+
+/// Remove every tool `names` of `server` (shutdown of a misbehaving server is not a
+/// reason to do this; a disabled server is).
+pub fn deregister_tools(registry: &Registry, server: &str, names: &[String]) {
+    for name in names {
+        if registry
+            .get(name)
+            .is_some_and(|e| e.source == ToolSource::Mcp(server.to_string()))
+        {
+            registry.deregister(name);
+        }
+    }
+}
+
+fn register_alias(registry: &Registry, server: &str, toolset: &str) {
+    let clashes = registry.toolset_names().iter().any(|t| t == server)
+        || registry
+            .resolve_alias(server)
+            .is_some_and(|target| target != toolset);
+    if clashes {
+        tracing::warn!(
+            server,
+            toolset,
+            "MCP server name is already a toolset name; its tools are reachable only as toolset {toolset}"
+        );
+        return;
+    }
+    registry.register_toolset_alias(server, toolset);
+}
+
+fn description(server: &str, tool: &Tool) -> String {
+    match tool.description.as_deref().map(str::trim) {
+        Some(text) if !text.is_empty() => text.to_string(),
+        _ => format!("MCP tool {} from {server}", tool.name),
+    }
+}
+
+/// The server's input schema as an object schema providers accept.
+fn input_schema(tool: &Tool) -> Value {
+    let mut schema: Map<String, Value> = (*tool.input_schema).clone();
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        schema.insert("type".into(), json!("object"));
+    }
+    if !schema.get("properties").is_some_and(Value::is_object) {
+        schema.insert("properties".into(), json!({}));
+    }
+    Value::Object(schema)
+}
+
+fn handler(client: Weak<ServerClient>, raw: String, wire: String) -> ToolHandler {
+    ToolHandler::from_async(move |args, ctx| {
+        let client = client.upgrade();
+        let raw = raw.clone();
+        let wire = wire.clone();
+        async move {
+            Ok(match client {
+                Some(client) => client.call(&raw, &wire, args, &ctx).await,
+                None => error_value(&format!(
+                    "MCP tool {wire} is no longer available: its server was shut down"
+                )),
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, schema: Value) -> Tool {
+        let mut t = Tool::default();
+        t.name = name.to_string().into();
+        t.input_schema = Arc::new(schema.as_object().cloned().unwrap_or_default());
+        t
+    }
+
+    #[test]
+    fn schemas_become_object_schemas() {
+        assert_eq!(
+            input_schema(&tool("a", json!({}))),
+            json!({"type": "object", "properties": {}})
+        );
+        let s =
+            json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]});
+        assert_eq!(input_schema(&tool("a", s.clone())), s);
+    }
+
+    #[test]
+    fn description_falls_back() {
+        let mut t = tool("get_time", json!({}));
+        assert_eq!(description("time", &t), "MCP tool get_time from time");
+        t.description = Some("Gets the time".into());
+        assert_eq!(description("time", &t), "Gets the time");
+    }
+}

@@ -1,0 +1,331 @@
+//! MCP call results → the JSON strings the model reads.
+//!
+//! - success: `{"result": "<text blocks joined by \n>"}`; with structured content
+//!   `{"result": "<text>", "structuredContent": {...}}`, or `{"result": {...}}` when the
+//!   server sent no text;
+//! - the server's `isError`: `{"error": "<text>"}` (or "MCP tool returned an error");
+//! - failures of the call itself: `{"error": "..."}` with the server named.
+//!
+//! Error text is passed through [`tools_core::redact`] (servers echo tokens back in
+//! their errors). Images, audio and binary resources are written to files under the
+//! media directory and replaced by a line naming the file: a model cannot read base64,
+//! but a vision or file tool can open the path.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::{Value, json};
+use tools_core::redact::redact;
+
+static MEDIA_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// `{"error": message}` with credentials redacted.
+pub fn error_value(message: &str) -> Value {
+    json!({ "error": redact(message) })
+}
+
+/// Turn a `tools/call` result into the model's JSON. `media_dir` receives decoded
+/// binary content.
+pub fn call_result_value(server: &str, result: &CallToolResult, media_dir: &Path) -> Value {
+    let text = content_text(server, &result.content, media_dir);
+    if result.is_error == Some(true) {
+        let message = if text.trim().is_empty() {
+            match &result.structured_content {
+                Some(value) if !value.is_null() => value.to_string(),
+                _ => "MCP tool returned an error".to_string(),
+            }
+        } else {
+            unwrap_error_object(text)
+        };
+        return error_value(&message);
+    }
+    match &result.structured_content {
+        Some(structured) if !structured.is_null() => {
+            if text.is_empty() {
+                json!({ "result": structured })
+            } else {
+                json!({ "result": text, "structuredContent": structured })
+            }
+        }
+        _ => json!({ "result": text }),
+    }
+}
+
+/// A server that follows toolhost's own convention (another toolhost, Hermes) sends
+/// `{"error": "..."}` as its error text: keep the message, not the envelope.
+fn unwrap_error_object(text: String) -> String {
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(Value::Object(map)) if map.len() == 1 => match map.get("error") {
+            Some(Value::String(inner)) => inner.clone(),
+            _ => text,
+        },
+        _ => text,
+    }
+}
+
+/// The blocks as text, joined by newlines.
+fn content_text(server: &str, blocks: &[ContentBlock], media_dir: &Path) -> String {
+    let mut parts = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Image(image) => parts.push(media_line(
+                "image",
+                &image.mime_type,
+                &image.data,
+                server,
+                media_dir,
+            )),
+            ContentBlock::Audio(audio) => parts.push(media_line(
+                "audio",
+                &audio.mime_type,
+                &audio.data,
+                server,
+                media_dir,
+            )),
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                ResourceContents::TextResourceContents { uri, text, .. } => {
+                    parts.push(format!("[resource {uri}]\n{text}"))
+                }
+                ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    ..
+                } => {
+                    let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
+                    let line = media_line("resource", mime, blob, server, media_dir);
+                    parts.push(format!("[resource {uri}] {line}"));
+                }
+                other => {
+                    tracing::warn!(server, resource = ?other, "unsupported MCP resource dropped");
+                }
+            },
+            ContentBlock::ResourceLink(link) => {
+                let mut line = format!("[resource link: {}", link.uri);
+                if !link.name.is_empty() {
+                    line.push_str(&format!(" ({})", link.name));
+                }
+                if let Some(description) = &link.description {
+                    line.push_str(&format!(" — {description}"));
+                }
+                line.push(']');
+                parts.push(line);
+            }
+            other => {
+                tracing::warn!(server, block = ?other, "unsupported MCP content block dropped");
+            }
+        }
+    }
+    parts.join("\n")
+}
+
+/// Save base64 `data` and describe where it went.
+fn media_line(kind: &str, mime: &str, data: &str, server: &str, media_dir: &Path) -> String {
+    let bytes = match base64::engine::general_purpose::STANDARD.decode(data.trim()) {
+        Ok(bytes) => bytes,
+        Err(err) => return format!("[{kind} {mime}: undecodable base64 data: {err}]"),
+    };
+    match save_media(server, mime, &bytes, media_dir) {
+        Ok(path) => format!(
+            "[{kind} {mime}, {} bytes, saved to {}]",
+            bytes.len(),
+            path.display()
+        ),
+        Err(err) => format!("[{kind} {mime}, {} bytes, not saved: {err}]", bytes.len()),
+    }
+}
+
+fn save_media(
+    server: &str,
+    mime: &str,
+    bytes: &[u8],
+    media_dir: &Path,
+) -> std::io::Result<PathBuf> {
+    let dir = media_dir.join(super::naming::sanitize(server));
+    std::fs::create_dir_all(&dir)?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let n = MEDIA_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!(
+        "{stamp}-{}-{n}.{}",
+        std::process::id(),
+        extension(mime)
+    ));
+    tools_core::atomic_file::write_atomic(&path, bytes)?;
+    Ok(path)
+}
+
+fn extension(mime: &str) -> &'static str {
+    match mime.split(';').next().unwrap_or("").trim() {
+        "image/png" => "png",
+        "image/jpeg" | "image/jpg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
+        "audio/mpeg" | "audio/mp3" => "mp3",
+        "audio/ogg" => "ogg",
+        "application/pdf" => "pdf",
+        "application/json" => "json",
+        "text/plain" => "txt",
+        _ => "bin",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ContentBlock, ResourceContents};
+
+    fn result(blocks: Vec<ContentBlock>, structured: Option<Value>, error: bool) -> CallToolResult {
+        let mut r = if error {
+            CallToolResult::error(blocks)
+        } else {
+            CallToolResult::success(blocks)
+        };
+        r.structured_content = structured;
+        r
+    }
+
+    #[test]
+    fn shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let cases = [
+            (
+                result(
+                    vec![ContentBlock::text("a"), ContentBlock::text("b")],
+                    None,
+                    false,
+                ),
+                json!({"result": "a\nb"}),
+            ),
+            (result(vec![], None, false), json!({"result": ""})),
+            (
+                result(vec![ContentBlock::text("t")], Some(json!({"k": 1})), false),
+                json!({"result": "t", "structuredContent": {"k": 1}}),
+            ),
+            (
+                result(vec![], Some(json!({"k": 1})), false),
+                json!({"result": {"k": 1}}),
+            ),
+            (
+                result(vec![ContentBlock::text("bad input")], None, true),
+                json!({"error": "bad input"}),
+            ),
+            (
+                result(vec![], None, true),
+                json!({"error": "MCP tool returned an error"}),
+            ),
+            (
+                result(
+                    vec![ContentBlock::text(r#"{"error":"blocked by policy"}"#)],
+                    None,
+                    true,
+                ),
+                json!({"error": "blocked by policy"}),
+            ),
+            (
+                result(
+                    vec![ContentBlock::text(r#"{"error":"x","code":3}"#)],
+                    None,
+                    true,
+                ),
+                json!({"error": r#"{"error":"x","code":3}"#}),
+            ),
+            (
+                result(
+                    vec![ContentBlock::text(
+                        "auth failed for token ghp_abcdefghijklmnopqrstuvwxyz0123",
+                    )],
+                    None,
+                    true,
+                ),
+                json!({"error": "auth failed for token [REDACTED]"}),
+            ),
+            (
+                result(
+                    vec![ContentBlock::embedded_text("file:///a.txt", "hello")],
+                    None,
+                    false,
+                ),
+                json!({"result": "[resource file:///a.txt]\nhello"}),
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(call_result_value("s", &input, d), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn images_are_saved_to_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG fake");
+        let r = result(
+            vec![
+                ContentBlock::text("here"),
+                ContentBlock::image(data, "image/png"),
+            ],
+            None,
+            false,
+        );
+        let value = call_result_value("my server", &r, dir.path());
+        let text = value["result"].as_str().unwrap();
+        assert!(
+            text.starts_with("here\n[image image/png, 9 bytes, saved to "),
+            "{text}"
+        );
+        let path = text
+            .split("saved to ")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches(']');
+        assert!(path.ends_with(".png"));
+        assert!(path.contains("my_server"));
+        assert_eq!(std::fs::read(path).unwrap(), b"\x89PNG fake");
+    }
+
+    #[test]
+    fn bad_base64_is_described_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = result(vec![ContentBlock::audio("@@@", "audio/wav")], None, false);
+        let value = call_result_value("s", &r, dir.path());
+        assert!(
+            value["result"]
+                .as_str()
+                .unwrap()
+                .starts_with("[audio audio/wav: undecodable base64 data")
+        );
+    }
+
+    #[test]
+    fn blob_resources_are_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let blob = base64::engine::general_purpose::STANDARD.encode(b"%PDF");
+        let r = result(
+            vec![ContentBlock::resource(
+                ResourceContents::BlobResourceContents {
+                    uri: "file:///x.pdf".into(),
+                    mime_type: Some("application/pdf".into()),
+                    blob,
+                    meta: None,
+                },
+            )],
+            None,
+            false,
+        );
+        let text = call_result_value("s", &r, dir.path())["result"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            text.starts_with("[resource file:///x.pdf] [resource application/pdf, 4 bytes"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! The MCP server handler: `tools/list` and `tools/call` over toolhost's pipeline.
+//!
+//! A call runs [`Dispatcher::call_async`] — argument parsing, coercion, JSON-Schema
+//! validation, `pre_tool_call` hooks, the approval gate inside the tool, the handler,
+//! `post_tool_call` and transform hooks, the result size limit — exactly as for an
+//! agent's own tool calls. The result string goes back as one text block; a result whose
+//! status is not ok is flagged `isError`. The client's `notifications/cancelled` fires
+//! the call's cancellation token; the pipeline gets a short grace period to wind down
+//! (so a proxied MCP call can pass the cancellation on) before the call is abandoned.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use tools_core::{CallStatus, ToolContext};
+
+use super::elicitation::ElicitationRouter;
+use super::list_changed;
+use super::listing::{ExposedTool, exposed_tools, is_exposed};
+use super::progress;
+use crate::dispatch::Dispatcher;
+use crate::toolsets::{ToolsetSelection, Toolsets};
+
+/// How long a cancelled call may take to wind down before it is abandoned.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
+/// What every session of one server shares.
+#[derive(Debug)]
+pub struct ServerCore {
+    /// The pipeline calls run through.
+    pub dispatcher: Dispatcher,
+    /// The toolset catalogue (`[toolsets]`).
+    pub toolsets: Toolsets,
+    /// Which toolsets are exposed.
+    pub selection: ToolsetSelection,
+    /// Approval prompts to clients.
+    pub elicitation: Arc<ElicitationRouter>,
+    /// Heartbeat interval for calls that asked for progress.
+    pub progress_interval: Duration,
+}
+
+/// The handler of one MCP session.
+#[derive(Clone, Debug)]
+pub struct ToolhostServer {
+    core: Arc<ServerCore>,
+    session: String,
+}
+
+impl ToolhostServer {
+    /// A handler for a new session.
+    pub fn new(core: Arc<ServerCore>) -> Self {
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed) + 1;
+        ToolhostServer {
+            core,
+            session: format!("mcp-{}-{n}", std::process::id()),
+        }
+    }
+
+    fn tool(exposed: ExposedTool) -> Tool {
+        let mut tool = Tool::default();
+        tool.name = Cow::Owned(exposed.name);
+        tool.description = Some(Cow::Owned(exposed.description));
+        tool.input_schema = Arc::new(exposed.parameters);
+        tool
+    }
+}
+
+impl ServerHandler for ToolhostServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+            .with_server_info(
+                Implementation::new("toolhost", env!("CARGO_PKG_VERSION"))
+                    .with_title("toolhost")
+                    .with_description("toolhost's tools: core tools, plugins and MCP servers, behind hooks and the approval gate"),
+            )
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_instructions(
+                "Tools run through toolhost's pipeline: arguments are validated, hooks may block or rewrite calls, and dangerous commands need approval (asked through elicitation when this client supports it). Results are JSON strings; {\"error\": ...} means the call failed.",
+            )
+    }
+
+    /// Up to 2025-11-25: later revisions forbid the server-to-client requests that
+    /// approval elicitation needs.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(list_changed::watch(
+            Arc::clone(&self.core),
+            context.peer,
+            list_changed::WATCH_INTERVAL,
+        ));
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let core = &self.core;
+        let tools = exposed_tools(core.dispatcher.registry(), &core.toolsets, &core.selection)
+            .into_iter()
+            .map(Self::tool)
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let core = &self.core;
+        if !is_exposed(
+            core.dispatcher.registry(),
+            &core.toolsets,
+            &core.selection,
+            &name,
+        ) {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
+        }
+        let args_json = request
+            .arguments
+            .map(|args| Value::Object(args).to_string())
+            .unwrap_or_else(|| "{}".to_string());
+        let ctx = ToolContext {
+            task_id: self.session.clone(),
+            session_id: self.session.clone(),
+            tool_call_id: format!("{}-{}", self.session, context.id),
+            user_task: None,
+            cancel: context.ct.clone(),
+        };
+        let _route = self
+            .core
+            .elicitation
+            .route(&ctx.tool_call_id, context.peer.clone());
+        let _heartbeat = context.meta.get_progress_token().map(|token| {
+            progress::start(
+                context.peer.clone(),
+                token,
+                name.clone(),
+                self.core.progress_interval,
+            )
+        });
+        tracing::debug!(tool = %name, call = %ctx.tool_call_id, "MCP tools/call");
+        let call = self.core.dispatcher.call_async(&name, &args_json, &ctx);
+        tokio::pin!(call);
+        let outcome = tokio::select! {
+            outcome = &mut call => outcome,
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %name, call = %ctx.tool_call_id, "MCP tools/call cancelled by the client");
+                match tokio::time::timeout(CANCEL_GRACE, &mut call).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => crate::dispatch::CallOutcome {
+                        text: tools_core::result::error_json(format!("{name} was cancelled by the client")),
+                        status: CallStatus::Cancelled,
+                    },
+                }
+            }
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text)]);
+        if outcome.status != CallStatus::Ok {
+            result.is_error = Some(true);
+        }
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,134 @@
+//! Which tools `toolhost mcp serve` exposes: exactly what [`get_tool_definitions`] offers
+//! a model for the selected toolsets (`--toolsets` / `--disable` over `[toolsets]`), so
+//! an MCP client sees the same names, descriptions and sanitized schemas as an agent
+//! using toolhost directly (unavailable tools left out, dynamic schemas applied).
+
+use serde_json::{Map, Value};
+use tools_core::Registry;
+
+use crate::definitions::get_tool_definitions;
+use crate::toolsets::{ToolsetSelection, Toolsets};
+
+/// One exposed tool, as MCP's `tools/list` describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExposedTool {
+    /// Wire name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub parameters: Map<String, Value>,
+}
+
+/// The tools `selection` exposes, sorted by name.
+pub fn exposed_tools(
+    registry: &Registry,
+    toolsets: &Toolsets,
+    selection: &ToolsetSelection,
+) -> Vec<ExposedTool> {
+    let definitions = get_tool_definitions(
+        registry,
+        toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    );
+    definitions
+        .names
+        .iter()
+        .filter_map(|name| {
+            let function = definitions.function(name)?;
+            Some(ExposedTool {
+                name: name.clone(),
+                description: function
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                parameters: function
+                    .get("parameters")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// True when `name` is among the exposed tools.
+pub fn is_exposed(
+    registry: &Registry,
+    toolsets: &Toolsets,
+    selection: &ToolsetSelection,
+    name: &str,
+) -> bool {
+    get_tool_definitions(
+        registry,
+        toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    )
+    .contains(name)
+}
+
+/// Toolset names of `selection` that denote nothing (reported once at startup).
+pub fn unknown_toolsets(
+    registry: &Registry,
+    toolsets: &Toolsets,
+    selection: &ToolsetSelection,
+) -> Vec<String> {
+    get_tool_definitions(
+        registry,
+        toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    )
+    .unknown
+    .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tools_core::ToolEntry;
+
+    fn registry() -> Registry {
+        let registry = Registry::new();
+        for (name, toolset) in [
+            ("read_file", "file"),
+            ("write_file", "file"),
+            ("mcp__gh__issues", "mcp-gh"),
+        ] {
+            registry.register(ToolEntry::builder(name, toolset).build().unwrap());
+        }
+        registry.register_toolset_alias("gh", "mcp-gh");
+        registry
+    }
+
+    fn names(enabled: Option<Vec<&str>>, disabled: Vec<&str>) -> Vec<String> {
+        let selection = ToolsetSelection {
+            enabled: enabled.map(|v| v.into_iter().map(String::from).collect()),
+            disabled: disabled.into_iter().map(String::from).collect(),
+        };
+        exposed_tools(&registry(), &Toolsets::new(), &selection)
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    }
+
+    #[test]
+    fn selection() {
+        assert_eq!(
+            names(None, vec![]),
+            vec!["mcp__gh__issues", "read_file", "write_file"]
+        );
+        assert_eq!(
+            names(Some(vec!["file", "gh"]), vec![]),
+            vec!["mcp__gh__issues", "read_file", "write_file"]
+        );
+        assert_eq!(names(None, vec!["file", "mcp-gh"]), Vec::<String>::new());
+        assert_eq!(names(Some(vec!["gh"]), vec![]), vec!["mcp__gh__issues"]);
+    }
+}

@@ -1,0 +1,54 @@
+//! `toolhost mcp serve`: toolhost's registry as an MCP server, over stdio or streamable
+//! HTTP on a loopback address.
+//!
+//! [`serve_stdio`] speaks MCP on the process's stdin/stdout until the client closes
+//! stdin; [`serve_http`] binds a loopback address and returns a handle with the bound
+//! address and a shutdown switch. Both take a [`ServerCore`]: the dispatcher, the tool
+//! selection, the elicitation router and the progress interval.
+
+mod elicitation;
+mod handler;
+mod http;
+mod list_changed;
+mod listing;
+mod progress;
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt as _;
+use tokio_util::sync::CancellationToken;
+
+pub use elicitation::{ApprovalAnswer, ApprovalPrompt, ElicitationRouter, RouteGuard};
+pub use handler::{ServerCore, ToolhostServer};
+pub use http::{HttpServeError, HttpServer, serve_http};
+pub use listing::{ExposedTool, exposed_tools, is_exposed, unknown_toolsets};
+pub use progress::DEFAULT_INTERVAL as DEFAULT_PROGRESS_INTERVAL;
+
+/// Why serving over stdio stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioServeError {
+    /// The client never completed the MCP handshake.
+    #[error("MCP handshake on stdio failed: {0}")]
+    Handshake(String),
+    /// The service task failed.
+    #[error("MCP stdio service failed: {0}")]
+    Service(String),
+}
+
+/// Serve `core` on stdin/stdout until the client disconnects or `stop` fires.
+pub async fn serve_stdio(
+    core: Arc<ServerCore>,
+    stop: CancellationToken,
+) -> Result<(), StdioServeError> {
+    let transport = rmcp::transport::io::stdio_pipes();
+    let service = ToolhostServer::new(core)
+        .serve_with_ct(transport, stop)
+        .await
+        .map_err(|e| StdioServeError::Handshake(e.to_string()))?;
+    let reason = service
+        .waiting()
+        .await
+        .map_err(|e| StdioServeError::Service(e.to_string()))?;
+    tracing::info!(?reason, "MCP stdio session ended");
+    Ok(())
+}
