@@ -192,10 +192,12 @@ fn noop_call(c: &mut Criterion) {
     });
     let executor = Executor::new(ExecutorConfig::plugin_calls());
     group.bench_function("executor hand-off alone (no-op job, submit + wait)", |b| {
-        b.iter(|| match executor.submit(NoopJob).expect("submit").wait(None, None) {
-            Waited::Done(output) => black_box(output),
-            other => panic!("{other:?}"),
-        })
+        b.iter(
+            || match executor.submit(NoopJob).expect("submit").wait(None, None) {
+                Waited::Done(output) => black_box(output),
+                other => panic!("{other:?}"),
+            },
+        )
     });
     group.finish();
     idle_cpu();
