@@ -19,8 +19,11 @@ what=${1:-all}
 export HERMES_HOME=${HERMES_HOME:-/tmp/hermes-bench-home}
 export HERMES_DISABLE_LAZY_INSTALLS=1
 
-cargo build --release -p toolhost >/dev/null 2>&1
-BIN=$PWD/target/release/toolhost
+# The shipped build: the `dist` profile (release + fat LTO), with the bundled plugins
+# next to the binary as a user gets them.
+cargo build --profile dist -p toolhost -p toolhost-plugin-notes -p toolhost-plugin-textkit \
+    -p toolhost-plugin-policy >/dev/null 2>&1
+BIN=$PWD/target/dist/toolhost
 HOME_DIR=$(mktemp -d)
 trap 'rm -rf "$HOME_DIR"' EXIT
 
