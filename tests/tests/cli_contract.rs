@@ -367,3 +367,78 @@ fn custom_toolsets_from_config() {
     let defs = stdout_json(&out);
     assert_eq!(defs.as_array().unwrap().len(), 2);
 }
+
+/// Whether process `pid` is gone (or a zombie waiting for a reaper that is not us).
+#[cfg(unix)]
+fn process_is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_a_call_and_kills_its_command() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let home = TestHome::new();
+    let pid_file = home.path().join("command.pid");
+    let command = format!("sh -c 'echo $$ > {}; exec sleep 60'", pid_file.display());
+    let args = json!({ "command": command }).to_string();
+    let child = home
+        .command()
+        .args(["call", "terminal", &args])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    let started = Instant::now();
+    let command_pid: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let toolhost_pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling a child process we spawned and have not reaped.
+    assert_eq!(unsafe { libc::kill(toolhost_pid, libc::SIGINT) }, 0);
+
+    let interrupted = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(20),
+        "toolhost took {:?} to stop after Ctrl-C",
+        interrupted.elapsed()
+    );
+    // The terminal's own answer for an interrupted command (Hermes' shape), printed
+    // like any result: not an error object, so exit 0 by the contract.
+    let result = stdout_json(&out);
+    assert_eq!(result["exit_code"], 130, "{result}");
+    assert!(
+        result["output"].as_str().unwrap().contains("interrupted"),
+        "{result}"
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !process_is_gone(command_pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the command (pid {command_pid}) outlived toolhost"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

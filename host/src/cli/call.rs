@@ -1,10 +1,17 @@
 //! `toolhost call NAME [ARGS_JSON | -] [--task-id ID]`: one call through the whole
 //! pipeline. Prints the result string; exit 0, or 1 when the result is an error object.
+//!
+//! Ctrl-C cancels the call rather than killing toolhost: the tool stops (a terminal
+//! command's whole process group is killed), its result is printed, and toolhost cleans
+//! up its environments on the way out. Left to the default signal action, the command —
+//! which runs in its own process group, out of the terminal's reach — would outlive
+//! toolhost. A second Ctrl-C exits at once, for a tool that ignores cancellation.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
+use tokio_util::sync::CancellationToken;
 use tools_core::{CallStatus, ToolContext};
 
 use super::{Cli, CliError, input::read_source};
@@ -37,11 +44,34 @@ pub fn run(cli: &Cli, args: &CallArgs) -> Result<ExitCode, CliError> {
         session_id: args.session_id.clone().unwrap_or_default(),
         ..ToolContext::default()
     };
-    let outcome = host.dispatcher.call(&args.name, &arguments, &ctx);
+    let runtime =
+        tools_core::bridge::shared_runtime().map_err(|e| CliError::Input(e.to_string()))?;
+    let outcome = runtime.block_on(async {
+        let interrupts = tokio::spawn(cancel_on_ctrl_c(ctx.cancel.clone()));
+        let outcome = host
+            .dispatcher
+            .call_async(&args.name, &arguments, &ctx)
+            .await;
+        interrupts.abort();
+        outcome
+    });
     println!("{}", outcome.text);
     Ok(if outcome.status == CallStatus::Ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Fire `cancel` on the first Ctrl-C; exit with 130 (the shell's code for SIGINT) on the
+/// second.
+async fn cancel_on_ctrl_c(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        eprintln!("toolhost: interrupted again; exiting without waiting for the tool");
+        std::process::exit(130);
+    }
 }
