@@ -278,6 +278,49 @@ fn too_many_hung_calls_refuse_further_calls() {
 }
 
 #[test]
+fn a_hook_past_its_timeout_blocks_the_call_and_the_host_carries_on() {
+    let dir = tempfile::tempdir().unwrap();
+    add_plugin(&dir.path().join("plugins"), "slow", "fixture_slow", "");
+    let config = PluginsConfig {
+        timeout_secs: 0.5,
+        ..PluginsConfig::default()
+    };
+    let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), &config);
+    let runtime = set.get("slow").unwrap().runtime.unwrap();
+    let started = Instant::now();
+    let out = dispatcher.call(
+        "slow_sleep",
+        r#"{"secs": 0, "hook_secs": 3}"#,
+        &ToolContext::default(),
+    );
+    // A pre_tool_call hook that cannot answer fails closed, and the caller is not held
+    // for the hook's 3 s.
+    assert_eq!(out.status, CallStatus::Blocked, "{}", out.text);
+    assert!(
+        out.text.contains("pre_tool_call hook timed out after 0.5s"),
+        "{}",
+        out.text
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(runtime.hung_calls(), 1);
+    // Once the hook returns it no longer counts, and calls go through again.
+    let guard = Instant::now();
+    while runtime.hung_calls() > 0 {
+        assert!(
+            guard.elapsed() < Duration::from_secs(60),
+            "the hook never returned"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let again = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
+    assert_eq!(again.text, r#"{"slept":0.0}"#);
+}
+
+#[test]
 fn call_output_is_json_even_for_direct_calls() {
     let home = TestHome::new();
     add_plugin(

@@ -178,3 +178,71 @@ pub(super) async fn call_async(
         () = ctx.cancel.cancelled() => call.give_up(ToolError::Cancelled),
     }
 }
+
+/// The executor plugin hooks with a timeout run on (separate from tool calls, so a
+/// hook never waits behind the tool call it guards).
+static HOOK_EXECUTOR: LazyLock<Executor<PluginHook>> =
+    LazyLock::new(|| Executor::new(ExecutorConfig::plugin_calls()));
+
+/// The ABI call of one hook kind, as a job for a worker.
+pub struct PluginHook {
+    runtime: Arc<PluginRuntime>,
+    kind: String,
+    event: String,
+}
+
+impl Job for PluginHook {
+    type Output = RResult<RString, FfiError>;
+
+    fn run(&mut self, _cancel: &AtomicBool) -> Self::Output {
+        self.runtime
+            .object()
+            .run_hook(self.kind.as_str().into(), self.event.as_str().into())
+    }
+
+    fn finished_late(&mut self) {
+        self.runtime.hung().fetch_sub(1, Ordering::AcqRel);
+        tracing::info!(plugin = %self.runtime.name(), "a {} hook that timed out has finished", self.kind);
+    }
+}
+
+/// Run the `kind` hooks of `runtime` on a worker and block this thread until they
+/// answer or `limit` passes. A hook that times out counts as hung until it returns,
+/// like a tool call.
+pub(super) fn hook_blocking(
+    runtime: &Arc<PluginRuntime>,
+    kind: &str,
+    event: &str,
+    limit: Duration,
+) -> Result<RResult<RString, FfiError>, String> {
+    let job = PluginHook {
+        runtime: Arc::clone(runtime),
+        kind: kind.to_string(),
+        event: event.to_string(),
+    };
+    let mut ticket = HOOK_EXECUTOR
+        .submit(job)
+        .map_err(|e| format!("cannot run the {kind} hook: {e}"))?;
+    let finished = |output: Output<PluginHook>| {
+        output.map_err(|panicked| format!("the {kind} hook failed on its worker: {panicked}"))
+    };
+    match ticket.wait(Instant::now().checked_add(limit), None) {
+        Waited::Done(output) => finished(output),
+        Waited::TimedOut | Waited::Cancelled => {
+            // Counted before the worker can see the abandonment and count it back down.
+            let hung = runtime.hung();
+            hung.fetch_add(1, Ordering::AcqRel);
+            match ticket.abandon() {
+                None => {
+                    let seconds = limit.as_secs_f64();
+                    tracing::warn!(plugin = %runtime.name(), "{kind} hook timed out after {seconds}s");
+                    Err(format!("{kind} hook timed out after {seconds}s"))
+                }
+                Some(output) => {
+                    hung.fetch_sub(1, Ordering::AcqRel);
+                    finished(output)
+                }
+            }
+        }
+    }
+}

@@ -5,7 +5,8 @@
 //! `timeout_secs = 0`. A call that times out is answered with a timeout error at once;
 //! its worker keeps running until the handler returns (a thread cannot be killed), the
 //! handler sees `ctx.is_cancelled()`, and the call counts as *hung* until then. Too
-//! many hung calls and the plugin's tools are refused. Every
+//! many hung calls and the plugin's tools are refused. Hooks run the same way, under
+//! the same timeout. Every
 //! panic the SDK catches (handler, check or hook) is counted; at `max_panics` the
 //! plugin's tools are deregistered and its hooks removed for the rest of the process.
 
@@ -286,11 +287,30 @@ impl PluginRuntime {
 
     /// Run the plugin's hooks of `kind` on the JSON `event`; the JSON answer, or why
     /// there is none.
-    pub fn hook(&self, kind: &str, event: &str) -> Result<String, String> {
+    ///
+    /// Hooks run under the plugin's `timeout_secs` like its tools (on the plugin executor;
+    /// inline when it is 0). A hook still running past it is answered as a failure —
+    /// which blocks the call for `pre_tool_call` (fail closed) and skips the hook
+    /// otherwise — and counts as hung; with `max_hung_calls` hung, the plugin's hooks fail
+    /// at once until one returns.
+    pub fn hook(self: &Arc<Self>, kind: &str, event: &str) -> Result<String, String> {
         if let Some(reason) = self.disabled_reason() {
             return Err(format!("plugin disabled: {reason}"));
         }
-        match self.object.run_hook(kind.into(), event.into()) {
+        let answer = match self.limits.timeout {
+            None => self.object.run_hook(kind.into(), event.into()),
+            Some(limit) => {
+                let hung = self.hung_calls();
+                if hung >= self.limits.max_hung {
+                    return Err(format!(
+                        "plugin {} has {hung} calls still running past their timeout",
+                        self.name
+                    ));
+                }
+                super::call::hook_blocking(self, kind, event, limit)?
+            }
+        };
+        match answer {
             RResult::ROk(answer) => Ok(answer.into_string()),
             RResult::RErr(err) if err.is_panic() => {
                 self.record_panic(&format!("a {kind} hook"), err.message.as_str());
