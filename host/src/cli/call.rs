@@ -14,6 +14,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 use tools_core::{CallStatus, ToolContext};
 
+use super::interrupt::cancel_on_ctrl_c;
 use super::{Cli, CliError, input::read_source};
 
 /// Arguments of `toolhost call`.
@@ -47,7 +48,7 @@ pub fn run(cli: &Cli, args: &CallArgs) -> Result<ExitCode, CliError> {
     let runtime =
         tools_core::bridge::shared_runtime().map_err(|e| CliError::Input(e.to_string()))?;
     let outcome = runtime.block_on(async {
-        let interrupts = tokio::spawn(cancel_on_ctrl_c(ctx.cancel.clone()));
+        let interrupts = tokio::spawn(cancel_then_exit_on_second_ctrl_c(ctx.cancel.clone()));
         let outcome = host
             .dispatcher
             .call_async(&args.name, &arguments, &ctx)
@@ -65,12 +66,8 @@ pub fn run(cli: &Cli, args: &CallArgs) -> Result<ExitCode, CliError> {
 
 /// Fire `cancel` on the first Ctrl-C; exit with 130 (the shell's code for SIGINT) on the
 /// second.
-async fn cancel_on_ctrl_c(cancel: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
-    }
-    cancel.cancel();
-    if tokio::signal::ctrl_c().await.is_ok() {
+async fn cancel_then_exit_on_second_ctrl_c(cancel: CancellationToken) {
+    if cancel_on_ctrl_c(cancel).await && tokio::signal::ctrl_c().await.is_ok() {
         eprintln!("toolhost: interrupted again; exiting without waiting for the tool");
         std::process::exit(130);
     }

@@ -10,6 +10,7 @@ use clap::Args;
 use serde_json::Value;
 use tools_core::ToolContext;
 
+use super::interrupt::cancel_on_ctrl_c;
 use super::{Cli, CliError, input::read_source};
 use crate::batch::{ToolCall, dispatch_batch};
 
@@ -84,11 +85,7 @@ pub fn run(cli: &Cli, args: &DispatchArgs) -> Result<ExitCode, CliError> {
         tools_core::bridge::shared_runtime().map_err(|e| CliError::Input(e.to_string()))?;
     let interrupt = options.interrupt.clone();
     let messages = runtime.block_on(async {
-        let ctrl_c = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupt.cancel();
-            }
-        });
+        let ctrl_c = tokio::spawn(cancel_on_ctrl_c(interrupt));
         let messages = dispatch_batch(&host.dispatcher, &calls, &options).await;
         ctrl_c.abort();
         messages

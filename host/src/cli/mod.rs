@@ -8,6 +8,7 @@ mod approvals;
 mod call;
 mod dispatch;
 mod input;
+mod interrupt;
 mod logging;
 mod mcp;
 mod plugins;

@@ -101,22 +101,30 @@ impl<'r> PendingCall<'r> {
     /// Stop waiting: `why` unless the call finished in the meantime. An abandoned call
     /// counts as hung until its handler returns.
     fn give_up(&mut self, why: ToolError) -> ToolOutcome {
-        // Counted before the worker can see the abandonment and count it back down.
-        let hung = self.runtime.hung();
-        hung.fetch_add(1, Ordering::AcqRel);
-        match self.ticket.abandon() {
+        match abandon(self.runtime, &mut self.ticket) {
             None => {
                 if let ToolError::Timeout { seconds } = &why {
                     tracing::warn!(plugin = %self.runtime.name(), "tool call timed out after {seconds}s");
                 }
                 Err(why)
             }
-            Some(output) => {
-                hung.fetch_sub(1, Ordering::AcqRel);
-                self.outcome(output)
-            }
+            Some(output) => self.outcome(output),
         }
     }
+}
+
+/// Give up on `ticket`: from now on its job counts as hung until its worker returns
+/// (the job's `finished_late` counts it back down), unless it has already finished —
+/// then its output.
+fn abandon<J: Job>(runtime: &PluginRuntime, ticket: &mut Ticket<'static, J>) -> Option<Output<J>> {
+    // Counted before the worker can see the abandonment and count it back down.
+    let hung = runtime.hung();
+    hung.fetch_add(1, Ordering::AcqRel);
+    let output = ticket.abandon();
+    if output.is_some() {
+        hung.fetch_sub(1, Ordering::AcqRel);
+    }
+    output
 }
 
 impl Drop for PendingCall<'_> {
@@ -228,21 +236,13 @@ pub(super) fn hook_blocking(
     };
     match ticket.wait(Instant::now().checked_add(limit), None) {
         Waited::Done(output) => finished(output),
-        Waited::TimedOut | Waited::Cancelled => {
-            // Counted before the worker can see the abandonment and count it back down.
-            let hung = runtime.hung();
-            hung.fetch_add(1, Ordering::AcqRel);
-            match ticket.abandon() {
-                None => {
-                    let seconds = limit.as_secs_f64();
-                    tracing::warn!(plugin = %runtime.name(), "{kind} hook timed out after {seconds}s");
-                    Err(format!("{kind} hook timed out after {seconds}s"))
-                }
-                Some(output) => {
-                    hung.fetch_sub(1, Ordering::AcqRel);
-                    finished(output)
-                }
+        Waited::TimedOut | Waited::Cancelled => match abandon(runtime, &mut ticket) {
+            None => {
+                let seconds = limit.as_secs_f64();
+                tracing::warn!(plugin = %runtime.name(), "{kind} hook timed out after {seconds}s");
+                Err(format!("{kind} hook timed out after {seconds}s"))
             }
-        }
+            Some(output) => finished(output),
+        },
     }
 }

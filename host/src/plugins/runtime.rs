@@ -152,12 +152,18 @@ impl PluginRuntime {
                 self.name
             )));
         }
+        self.refuse_while_hung().map_err(ToolError::Unavailable)
+    }
+
+    /// Why new calls and hooks are refused: `max_hung_calls` of them still run past
+    /// their timeout.
+    fn refuse_while_hung(&self) -> Result<(), String> {
         let hung = self.hung_calls();
         if hung >= self.limits.max_hung {
-            return Err(ToolError::Unavailable(format!(
+            return Err(format!(
                 "plugin {} has {hung} calls still running past their timeout",
                 self.name
-            )));
+            ));
         }
         Ok(())
     }
@@ -300,13 +306,7 @@ impl PluginRuntime {
         let answer = match self.limits.timeout {
             None => self.object.run_hook(kind.into(), event.into()),
             Some(limit) => {
-                let hung = self.hung_calls();
-                if hung >= self.limits.max_hung {
-                    return Err(format!(
-                        "plugin {} has {hung} calls still running past their timeout",
-                        self.name
-                    ));
-                }
+                self.refuse_while_hung()?;
                 super::call::hook_blocking(self, kind, event, limit)?
             }
         };
