@@ -9,7 +9,7 @@ pub mod plugin_fixtures;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// `target/<profile>/`, where cargo put the test binary's siblings.
 pub fn target_dir() -> PathBuf {
@@ -85,26 +85,33 @@ impl TestHome {
 
     /// Run `toolhost ARGS` with `stdin` and wait.
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut cmd = self.command();
-        cmd.args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn toolhost");
-        if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("write stdin");
-        }
-        child.wait_with_output().expect("wait toolhost")
+        spawn_with_stdin(self.command(), args, stdin)
+            .wait_with_output()
+            .expect("wait toolhost")
     }
+}
+
+/// Start `cmd ARGS` with piped stdout and stderr; `stdin` (if any) is written and
+/// closed, otherwise stdin is empty.
+pub fn spawn_with_stdin(mut cmd: Command, args: &[&str], stdin: Option<&str>) -> Child {
+    cmd.args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn toolhost");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+    }
+    child
 }
 
 impl Default for TestHome {

@@ -4,12 +4,12 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::{TestHome, target_dir};
+use crate::{TestHome, spawn_with_stdin, target_dir};
 
 /// `target/<profile>/lib<name>.so` (the platform's file name), which must exist.
 pub fn fixture_library(name: &str) -> PathBuf {
@@ -64,30 +64,8 @@ pub fn isolated(home: &TestHome) -> Command {
 
 /// Run `cmd` with `args`, optional stdin, and a hang guard: a run that takes longer than
 /// `limit` is killed and the test fails (a guard against hangs, not a speed check).
-pub fn run_with_limit(
-    mut cmd: Command,
-    args: &[&str],
-    stdin: Option<&str>,
-    limit: Duration,
-) -> Output {
-    cmd.args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn toolhost");
-    if let Some(input) = stdin {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    }
+pub fn run_with_limit(cmd: Command, args: &[&str], stdin: Option<&str>, limit: Duration) -> Output {
+    let mut child = spawn_with_stdin(cmd, args, stdin);
     // Drain both pipes on threads so a chatty child never blocks.
     let mut out_pipe = child.stdout.take().expect("stdout");
     let mut err_pipe = child.stderr.take().expect("stderr");

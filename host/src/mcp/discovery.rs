@@ -74,19 +74,10 @@ pub fn discover(
     if servers.is_empty() {
         return McpManager::empty();
     }
-    let runtime = match tools_core::bridge::shared_runtime() {
-        Ok(runtime) => runtime.handle().clone(),
-        Err(err) => {
-            tracing::error!(%err, "MCP discovery skipped");
-            return inert_manager(servers, ServerState::Skipped, Some(err.to_string()));
-        }
-    };
-    let (clients, inert) = prepare(servers, registry, options, &runtime);
-    let task = runtime.spawn(connect_all(clients.clone()));
-    if let Err(err) = tools_core::bridge::block_on(task) {
-        tracing::error!(%err, "MCP discovery could not run");
-    }
-    McpManager::new(clients, inert, Some(runtime))
+    tools_core::bridge::block_on(discover_async(servers, registry, options)).unwrap_or_else(|err| {
+        tracing::error!(%err, "MCP discovery skipped");
+        inert_manager(servers, ServerState::Skipped, Some(err.to_string()))
+    })
 }
 
 /// [`discover`] for async callers (does not block the caller's thread).

@@ -9,10 +9,8 @@
 use serde_json::{Value, json};
 
 use super::settings::DaytonaSettings;
-use super::shell::{self, quote};
-use super::{
-    BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode, sdk_helper,
-};
+use super::shell::quote;
+use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, sdk_helper};
 
 /// Why the backend cannot be used, if it cannot.
 pub fn availability(settings: &DaytonaSettings) -> Result<(), String> {
@@ -88,31 +86,14 @@ impl Environment for DaytonaEnvironment {
     }
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
-        let with_stdin = matches!(request.stdin, StdinMode::Data(_));
-        let args = exec_args(
-            &self.id,
-            request.login,
-            &request.script,
-            24 * 3600,
-            with_stdin,
-        );
-        let kill = request.pid_file.as_deref().map(|pid_file| {
-            exec_args(
-                &self.id,
-                false,
-                &shell::kill_group_script(pid_file),
-                30,
-                false,
-            )
-        });
-        let child = sdk_helper::spawn_exec(
+        sdk_helper::spawn_request(
             BackendKind::Daytona,
             &self.python,
-            args,
-            request.stdin,
-            kill,
-        )?;
-        Ok(Box::new(child))
+            request,
+            |script, login, timeout_secs, with_stdin| {
+                exec_args(&self.id, login, script, timeout_secs, with_stdin)
+            },
+        )
     }
 
     fn describe(&self) -> String {
@@ -126,21 +107,15 @@ impl Environment for DaytonaEnvironment {
             "destroy",
             &json!({"id": self.id, "persistent": self.persistent}),
         )?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(EnvError::Api {
-                backend: BackendKind::Daytona,
-                operation: if self.persistent { "stop" } else { "delete" }.into(),
-                reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            })
-        }
+        let operation = if self.persistent { "stop" } else { "delete" };
+        EnvError::check_exit(BackendKind::Daytona, operation, &out)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::environments::StdinMode;
     use crate::environments::modal::tests::fake_python;
     use crate::environments::sdk_helper::tests::fake_sdk;
     use std::time::Duration;

@@ -191,6 +191,23 @@ impl EnvError {
             source,
         }
     }
+
+    /// `Ok` when the backend's `operation` (a finished CLI or SDK-helper process)
+    /// exited successfully; otherwise [`EnvError::Api`] with its stderr.
+    pub fn check_exit(
+        backend: BackendKind,
+        operation: impl Into<String>,
+        out: &std::process::Output,
+    ) -> Result<(), Self> {
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(EnvError::Api {
+            backend,
+            operation: operation.into(),
+            reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
 }
 
 /// What a started command reads on stdin.

@@ -8,7 +8,6 @@
 use serde_json::{Value, json};
 
 use super::settings::ModalSettings;
-use super::shell;
 use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, sdk_helper};
 
 /// Why the backend cannot be used, if it cannot.
@@ -76,29 +75,21 @@ impl Environment for ModalEnvironment {
     }
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
-        let with_stdin = matches!(request.stdin, super::StdinMode::Data(_));
-        let script = if request.login {
-            format!(
-                ". /etc/profile >/dev/null 2>&1; . \"$HOME/.profile\" >/dev/null 2>&1; {}",
-                request.script
-            )
-        } else {
-            request.script
-        };
-        // Modal's exec timeout is a backstop; toolhost's own deadline kills first.
-        let args = sdk_helper::exec_args(&self.id, "sh", &script, 24 * 3600, with_stdin);
-        let kill = request.pid_file.as_deref().map(|pid_file| {
-            sdk_helper::exec_args(
-                &self.id,
-                "sh",
-                &shell::kill_group_script(pid_file),
-                30,
-                false,
-            )
-        });
-        let child =
-            sdk_helper::spawn_exec(BackendKind::Modal, &self.python, args, request.stdin, kill)?;
-        Ok(Box::new(child))
+        sdk_helper::spawn_request(
+            BackendKind::Modal,
+            &self.python,
+            request,
+            |script, login, timeout_secs, with_stdin| {
+                let script = if login {
+                    format!(
+                        ". /etc/profile >/dev/null 2>&1; . \"$HOME/.profile\" >/dev/null 2>&1; {script}"
+                    )
+                } else {
+                    script.to_string()
+                };
+                sdk_helper::exec_args(&self.id, "sh", &script, timeout_secs, with_stdin)
+            },
+        )
     }
 
     fn describe(&self) -> String {
@@ -108,15 +99,7 @@ impl Environment for ModalEnvironment {
     fn cleanup(&self) -> Result<(), EnvError> {
         let out =
             sdk_helper::run_blocking(&self.python, "modal", "destroy", &json!({"id": self.id}))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(EnvError::Api {
-                backend: BackendKind::Modal,
-                operation: "terminate".into(),
-                reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            })
-        }
+        EnvError::check_exit(BackendKind::Modal, "terminate", &out)
     }
 }
 

@@ -12,7 +12,8 @@ use std::ffi::OsString;
 use serde_json::{Value, json};
 
 use super::local_child::{LocalChild, LocalCommand};
-use super::{BackendKind, EnvError, StdinMode};
+use super::shell;
+use super::{BackendKind, EnvError, RunningCommand, SpawnRequest, StdinMode};
 
 /// The helper program.
 pub const HELPER: &str = r#"
@@ -175,6 +176,27 @@ pub fn spawn_exec(
         }),
         None => child,
     })
+}
+
+/// Start `request` in a sandbox through the helper. `exec_args(script, login,
+/// timeout_secs, with_stdin)` builds the provider's exec call; it is used for the
+/// command itself and, when the request records a pid file, for the kill script that
+/// runs when the command is killed.
+pub fn spawn_request(
+    backend: BackendKind,
+    python: &str,
+    request: SpawnRequest,
+    exec_args: impl Fn(&str, bool, u64, bool) -> Value,
+) -> Result<Box<dyn RunningCommand>, EnvError> {
+    let with_stdin = matches!(request.stdin, StdinMode::Data(_));
+    // The provider's exec timeout is a backstop; toolhost's own deadline kills first.
+    let args = exec_args(&request.script, request.login, 24 * 3600, with_stdin);
+    let kill = request
+        .pid_file
+        .as_deref()
+        .map(|pid_file| exec_args(&shell::kill_group_script(pid_file), false, 30, false));
+    let child = spawn_exec(backend, python, args, request.stdin, kill)?;
+    Ok(Box::new(child))
 }
 
 /// Whether `python` can import `module`.

@@ -171,15 +171,7 @@ impl Environment for SingularityEnvironment {
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| EnvError::io(format!("{} instance stop", self.binary), e))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(EnvError::Api {
-                backend: BackendKind::Singularity,
-                operation: "instance stop".into(),
-                reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            })
-        }
+        EnvError::check_exit(BackendKind::Singularity, "instance stop", &out)
     }
 }
 
