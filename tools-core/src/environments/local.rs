@@ -74,6 +74,7 @@ impl LocalEnvironment {
             cwd: None,
             stdin: request.stdin,
             pty: request.pty,
+            new_session: false,
         }
     }
 }

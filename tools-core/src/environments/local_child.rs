@@ -31,6 +31,10 @@ pub struct LocalCommand {
     pub stdin: StdinMode,
     /// Attach a pseudo-terminal (30 rows × 120 columns).
     pub pty: bool,
+    /// Start the process as the leader of a new session (so it has no controlling
+    /// terminal), not only of a new process group. Everything it starts stays in the
+    /// group unless it moves itself out. (A PTY always gets a new session.)
+    pub new_session: bool,
 }
 
 /// Exit code as a shell reports it: the code, or 128 + signal.
@@ -95,7 +99,20 @@ impl LocalChild {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
-        cmd.process_group(0);
+        if spec.new_session {
+            // SAFETY: the closure runs between fork and exec, where only
+            // async-signal-safe calls are allowed; setsid is one (a bare syscall) and
+            // touches no memory shared with the parent.
+            unsafe {
+                cmd.pre_exec(|| {
+                    rustix::process::setsid()
+                        .map(drop)
+                        .map_err(std::io::Error::from)
+                });
+            }
+        } else {
+            cmd.process_group(0);
+        }
         let (reader, writer) = std::io::pipe()?;
         cmd.stdout(writer.try_clone()?);
         cmd.stderr(writer);

@@ -2,8 +2,9 @@
 //! directories are mounted read-only, the workdir is the only writable host directory,
 //! `/tmp` is a private per-environment directory, `$HOME` is `/tmp`, the network is
 //! off unless `[terminal.sandbox] network = true`, and everything lives in its own PID
-//! namespace that dies with the `bwrap` process — killing the local process group kills
-//! the whole sandboxed tree.
+//! namespace whose pid 1 stays in our process group — killing the local process group
+//! kills the whole sandboxed tree (see `spawn`). It runs in a session of its own with
+//! no controlling terminal, so it cannot push input into the user's terminal.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -105,11 +106,7 @@ impl SandboxEnvironment {
         let mut args: Vec<OsString> = Vec::new();
         let mut push =
             |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.to_os_string()));
-        push(&[
-            "--die-with-parent".as_ref(),
-            "--new-session".as_ref(),
-            "--unshare-all".as_ref(),
-        ]);
+        push(&["--die-with-parent".as_ref(), "--unshare-all".as_ref()]);
         if self.settings.network {
             push(&["--share-net".as_ref()]);
         }
@@ -197,6 +194,11 @@ impl Environment for SandboxEnvironment {
             cwd: Some(self.workdir.clone()),
             stdin: request.stdin,
             pty: request.pty,
+            // In place of bwrap's `--new-session`, which moves the sandboxed tree out of
+            // our process group: killed in the few microseconds between its setsid and
+            // its parent-death signal, bwrap leaves that tree running. In our group, the
+            // group kill reaches the sandbox's pid 1 and, through it, everything inside.
+            new_session: true,
         })
         .map_err(|source| EnvError::Spawn {
             backend: BackendKind::Sandbox,
@@ -213,5 +215,106 @@ impl Environment for SandboxEnvironment {
     fn cleanup(&self) -> Result<(), EnvError> {
         // The scratch directory is removed when the environment is dropped.
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environments::StdinMode;
+    use std::time::Duration;
+
+    /// Live processes whose command line contains `needle`.
+    fn processes_with(needle: &str) -> Vec<String> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+            .filter(|line| line.contains(needle))
+            .collect()
+    }
+
+    /// A sandbox in a fresh workdir, or `None` (test skipped) where bwrap cannot run.
+    fn sandbox() -> Option<(SandboxEnvironment, tempfile::TempDir)> {
+        let settings = SandboxSettings::default();
+        if let Err(reason) = availability(&settings) {
+            eprintln!("skipped: {reason}");
+            return None;
+        }
+        let workdir = tempfile::tempdir().unwrap();
+        let env =
+            SandboxEnvironment::new(&settings, &workdir.path().display().to_string(), Vec::new())
+                .unwrap();
+        Some((env, workdir))
+    }
+
+    fn start(env: &SandboxEnvironment, script: String) -> Box<dyn RunningCommand> {
+        env.spawn(SpawnRequest {
+            script,
+            login: false,
+            stdin: StdinMode::Null,
+            pty: false,
+            pid_file: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_kill_while_bwrap_starts_leaves_nothing_running() {
+        let Some((env, _workdir)) = sandbox() else {
+            return;
+        };
+        // The window is the first few milliseconds of bwrap's start; sweep across it.
+        let tag = format!("{}", 700_000 + std::process::id() % 99_991);
+        for round in 0..40u64 {
+            let needle = format!("sleep {tag}{round}");
+            let mut child = start(&env, format!("echo started; {needle}"));
+            std::thread::sleep(Duration::from_micros(round % 8 * 750));
+            child.kill();
+            let gone = (0..50).any(|_| {
+                std::thread::sleep(Duration::from_millis(20));
+                processes_with(&needle).is_empty()
+            });
+            assert!(gone, "round {round}: {:?}", processes_with(&needle));
+        }
+    }
+
+    #[test]
+    fn a_sandboxed_command_runs_outside_our_session() {
+        let Some((env, _workdir)) = sandbox() else {
+            return;
+        };
+        let needle = format!("sleep {}", 600_000 + std::process::id() % 99_991);
+        let mut child = start(&env, needle.clone());
+        let session_of_sleep = (0..100).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            let dir = std::fs::read_dir("/proc").ok()?;
+            dir.flatten().find_map(|e| {
+                let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+                if String::from_utf8_lossy(&cmdline).replace('\0', " ").trim() != needle {
+                    return None;
+                }
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                // Fields after the command: state, ppid, pgrp, session.
+                stat.rsplit(')')
+                    .next()?
+                    .split_whitespace()
+                    .nth(3)?
+                    .parse::<i32>()
+                    .ok()
+            })
+        });
+        child.kill();
+        let ours = rustix::process::getsid(None)
+            .unwrap()
+            .as_raw_nonzero()
+            .get();
+        let theirs = session_of_sleep.expect("the sandboxed sleep never showed up");
+        assert_ne!(
+            theirs, ours,
+            "the sandbox shares our session (and terminal)"
+        );
     }
 }

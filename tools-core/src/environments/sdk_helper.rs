@@ -112,6 +112,7 @@ pub fn command(
         cwd: None,
         stdin,
         pty: false,
+        new_session: false,
     }
 }
 

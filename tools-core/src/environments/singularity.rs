@@ -152,6 +152,7 @@ impl Environment for SingularityEnvironment {
             cwd: None,
             stdin: request.stdin,
             pty: false,
+            new_session: false,
         })
         .map_err(|source| EnvError::Spawn {
             backend: BackendKind::Singularity,

@@ -116,6 +116,7 @@ fn start_master(settings: &SshSettings, control_path: &str) -> Result<LocalChild
         cwd: None,
         stdin: StdinMode::Null,
         pty: false,
+        new_session: false,
     })
     .map_err(|source| EnvError::Spawn {
         backend: BackendKind::Ssh,
@@ -234,6 +235,7 @@ impl SshEnvironment {
             cwd: None,
             stdin,
             pty: false,
+            new_session: false,
         }
     }
 }
