@@ -194,33 +194,43 @@ fn rfind(haystack: &[u8], needle: &[u8], before: usize) -> Option<usize> {
 /// (same start time in /proc, when there is a /proc) or, with the leader gone, while the
 /// group still has members (a live group id cannot be reused). No `--` before the
 /// negative id: dash's `kill` does not accept it.
+///
+/// A kill can arrive before the wrapper has recorded itself. So the script first leaves
+/// a `<pid_file>.kill` mark and only then reads the record, while the wrapper writes
+/// its record and only then looks for the mark ([`record_pid`]): whichever comes
+/// second sees the other, so the command is either killed or never runs.
 pub fn kill_group_script(pid_file: &str) -> String {
     let f = quote(pid_file);
-    let body = r#"set -- $(cat __F__ 2>/dev/null)
+    let mark = quote(&format!("{pid_file}.kill"));
+    let body = r#": > __M__ 2>/dev/null
+set -- $(cat __F__ 2>/dev/null)
 p=$1; st=$2
 case "$p" in ''|*[!0-9]*) exit 0;; esac
-[ "$p" -gt 1 ] || exit 0
+finish() { rm -f __F__ __M__ 2>/dev/null; exit 0; }
+[ "$p" -gt 1 ] || finish
 if [ -n "$st" ] && [ -r /proc/$p/stat ]; then
   now=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f20)
-  [ "$now" = "$st" ] || exit 0
+  [ "$now" = "$st" ] || finish
 fi
-kill -0 -"$p" 2>/dev/null || exit 0
+kill -0 -"$p" 2>/dev/null || finish
 kill -TERM -"$p" 2>/dev/null
 i=0
 while [ $i -lt 10 ] && kill -0 -"$p" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
 kill -0 -"$p" 2>/dev/null && kill -KILL -"$p" 2>/dev/null
-rm -f __F__
-exit 0
+finish
 "#;
-    body.replace("__F__", &f)
+    body.replace("__F__", &f).replace("__M__", &mark)
 }
 
-/// The line a wrapper starts with: record `$$` and its start time for
-/// [`kill_group_script`].
+/// The lines a wrapper starts with: record `$$` and its start time for
+/// [`kill_group_script`], then stop at once (exit 137, as if killed) if a kill came
+/// first.
 pub fn record_pid(pid_file: &str) -> String {
     let body = r#"echo "$$ $(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)" > __F__ 2>/dev/null
+if [ -e __M__ ]; then rm -f __F__ __M__ 2>/dev/null; exit 137; fi
 "#;
     body.replace("__F__", &quote(pid_file))
+        .replace("__M__", &quote(&format!("{pid_file}.kill")))
 }
 
 /// `mkdir -p` the parent of `path`, then copy stdin into it.
@@ -309,6 +319,31 @@ mod tests {
         let status = leader.wait().unwrap();
         assert!(!status.success());
         assert!(!std::path::Path::new(&pid_file).exists());
+        assert!(!std::path::Path::new(&format!("{pid_file}.kill")).exists());
+    }
+
+    #[test]
+    fn a_kill_before_the_wrapper_records_itself_stops_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("p").display().to_string();
+        let s = SessionScripts::new("t1", "/tmp");
+        let kill = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(kill_group_script(&pid_file))
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let wrapper = s.background("echo ran", "/tmp", false, Some(&pid_file));
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&wrapper)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(137));
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("ran"));
+        // Both files are gone, so the next command is not stopped.
+        assert!(!std::path::Path::new(&pid_file).exists());
+        assert!(!std::path::Path::new(&format!("{pid_file}.kill")).exists());
     }
 
     #[test]
