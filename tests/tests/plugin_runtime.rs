@@ -290,11 +290,11 @@ fn a_hook_past_its_timeout_blocks_the_call_and_the_host_carries_on() {
     let started = Instant::now();
     let out = dispatcher.call(
         "slow_sleep",
-        r#"{"secs": 0, "hook_secs": 3}"#,
+        r#"{"secs": 0, "hook_secs": 5}"#,
         &ToolContext::default(),
     );
     // A pre_tool_call hook that cannot answer fails closed, and the caller is not held
-    // for the hook's 3 s.
+    // for the hook's 5 s.
     assert_eq!(out.status, CallStatus::Blocked, "{}", out.text);
     assert!(
         out.text.contains("pre_tool_call hook timed out after 0.5s"),
@@ -302,7 +302,7 @@ fn a_hook_past_its_timeout_blocks_the_call_and_the_host_carries_on() {
         out.text
     );
     assert!(
-        started.elapsed() < Duration::from_millis(2500),
+        started.elapsed() < Duration::from_millis(4000),
         "{:?}",
         started.elapsed()
     );

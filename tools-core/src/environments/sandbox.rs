@@ -222,6 +222,7 @@ impl Environment for SandboxEnvironment {
 mod tests {
     use super::*;
     use crate::environments::StdinMode;
+    use std::io::Read;
     use std::time::Duration;
 
     /// Live processes whose command line contains `needle`.
@@ -316,5 +317,29 @@ mod tests {
             theirs, ours,
             "the sandbox shares our session (and terminal)"
         );
+    }
+
+    #[test]
+    fn a_pty_command_has_its_pty_as_controlling_terminal() {
+        let Some((env, _workdir)) = sandbox() else {
+            return;
+        };
+        let mut child = env
+            .spawn(SpawnRequest {
+                script: "exec 3</dev/tty && echo controlling-tty || echo none".into(),
+                login: false,
+                stdin: StdinMode::Null,
+                pty: true,
+                pid_file: None,
+            })
+            .unwrap();
+        let mut output = String::new();
+        child
+            .take_output()
+            .unwrap()
+            .read_to_string(&mut output)
+            .unwrap();
+        child.wait().unwrap();
+        assert!(output.contains("controlling-tty"), "{output:?}");
     }
 }
