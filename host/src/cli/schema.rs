@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::selection::SelectionArgs;
 use super::{Cli, CliError};
-use crate::definitions::get_tool_definitions;
+use crate::definitions::selected_definitions;
 
 /// Arguments of `toolhost schema`.
 #[derive(Debug, Args)]
@@ -22,13 +22,7 @@ pub struct SchemaArgs {
 pub fn run(cli: &Cli, args: &SchemaArgs) -> Result<ExitCode, CliError> {
     let host = cli.start()?;
     let selection = args.selection.selection(&host);
-    let definitions = get_tool_definitions(
-        &host.registry,
-        &host.toolsets,
-        selection.enabled(),
-        selection.disabled(),
-        true,
-    );
+    let definitions = selected_definitions(&host.registry, &host.toolsets, &selection);
     for name in &definitions.unknown {
         eprintln!("toolhost: unknown toolset {name:?} (ignored)");
     }

@@ -26,7 +26,7 @@ use tools_core::{AvailabilityPass, Registry, SchemaPatch, ToolEntry};
 pub use memo::MEMO_CAPACITY;
 
 use crate::schema_sanitize::sanitize_function;
-use crate::toolsets::{RegistryView, Toolsets};
+use crate::toolsets::{RegistryView, ToolsetSelection, Toolsets};
 
 /// The answer of [`get_tool_definitions`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -85,6 +85,22 @@ pub fn get_tool_definitions(
     quiet: bool,
 ) -> Arc<ToolDefinitions> {
     toolsets.definitions(registry, enabled, disabled, quiet)
+}
+
+/// [`get_tool_definitions`] for a resolved selection, quietly (memoised; the caller
+/// reports [`ToolDefinitions::unknown`] itself if it wants to).
+pub fn selected_definitions(
+    registry: &Registry,
+    toolsets: &Toolsets,
+    selection: &ToolsetSelection,
+) -> Arc<ToolDefinitions> {
+    get_tool_definitions(
+        registry,
+        toolsets,
+        selection.enabled(),
+        selection.disabled(),
+        true,
+    )
 }
 
 /// The uncached computation.

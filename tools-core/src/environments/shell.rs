@@ -200,8 +200,6 @@ fn rfind(haystack: &[u8], needle: &[u8], before: usize) -> Option<usize> {
 /// its record and only then looks for the mark ([`record_pid`]): whichever comes
 /// second sees the other, so the command is either killed or never runs.
 pub fn kill_group_script(pid_file: &str) -> String {
-    let f = quote(pid_file);
-    let mark = quote(&format!("{pid_file}.kill"));
     let body = r#": > __M__ 2>/dev/null
 set -- $(cat __F__ 2>/dev/null)
 p=$1; st=$2
@@ -219,7 +217,7 @@ while [ $i -lt 10 ] && kill -0 -"$p" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
 kill -0 -"$p" 2>/dev/null && kill -KILL -"$p" 2>/dev/null
 finish
 "#;
-    body.replace("__F__", &f).replace("__M__", &mark)
+    with_pid_files(body, pid_file)
 }
 
 /// The lines a wrapper starts with: record `$$` and its start time for
@@ -229,8 +227,18 @@ pub fn record_pid(pid_file: &str) -> String {
     let body = r#"echo "$$ $(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)" > __F__ 2>/dev/null
 if [ -e __M__ ]; then rm -f __F__ __M__ 2>/dev/null; exit 137; fi
 "#;
+    with_pid_files(body, pid_file)
+}
+
+/// The mark [`kill_group_script`] leaves for a command that has not recorded itself yet.
+fn kill_mark(pid_file: &str) -> String {
+    format!("{pid_file}.kill")
+}
+
+/// `body` with `__F__` as the quoted pid file and `__M__` as its quoted kill mark.
+fn with_pid_files(body: &str, pid_file: &str) -> String {
     body.replace("__F__", &quote(pid_file))
-        .replace("__M__", &quote(&format!("{pid_file}.kill")))
+        .replace("__M__", &quote(&kill_mark(pid_file)))
 }
 
 /// `mkdir -p` the parent of `path`, then copy stdin into it.
@@ -319,7 +327,7 @@ mod tests {
         let status = leader.wait().unwrap();
         assert!(!status.success());
         assert!(!std::path::Path::new(&pid_file).exists());
-        assert!(!std::path::Path::new(&format!("{pid_file}.kill")).exists());
+        assert!(!std::path::Path::new(&kill_mark(&pid_file)).exists());
     }
 
     #[test]
@@ -343,7 +351,7 @@ mod tests {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("ran"));
         // Both files are gone, so the next command is not stopped.
         assert!(!std::path::Path::new(&pid_file).exists());
-        assert!(!std::path::Path::new(&format!("{pid_file}.kill")).exists());
+        assert!(!std::path::Path::new(&kill_mark(&pid_file)).exists());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Which tools `toolhost mcp serve` exposes: exactly what [`get_tool_definitions`] offers
+//! Which tools `toolhost mcp serve` exposes: exactly what [`selected_definitions`] offers
 //! a model for the selected toolsets (`--toolsets` / `--disable` over `[toolsets]`), so
 //! an MCP client sees the same names, descriptions and sanitized schemas as an agent
 //! using toolhost directly (unavailable tools left out, dynamic schemas applied).
@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 use tools_core::Registry;
 
-use crate::definitions::get_tool_definitions;
+use crate::definitions::selected_definitions;
 use crate::toolsets::{ToolsetSelection, Toolsets};
 
 /// One exposed tool, as MCP's `tools/list` describes it.
@@ -26,13 +26,7 @@ pub fn exposed_tools(
     toolsets: &Toolsets,
     selection: &ToolsetSelection,
 ) -> Vec<ExposedTool> {
-    let definitions = get_tool_definitions(
-        registry,
-        toolsets,
-        selection.enabled(),
-        selection.disabled(),
-        true,
-    );
+    let definitions = selected_definitions(registry, toolsets, selection);
     definitions
         .names
         .iter()
@@ -62,14 +56,7 @@ pub fn is_exposed(
     selection: &ToolsetSelection,
     name: &str,
 ) -> bool {
-    get_tool_definitions(
-        registry,
-        toolsets,
-        selection.enabled(),
-        selection.disabled(),
-        true,
-    )
-    .contains(name)
+    selected_definitions(registry, toolsets, selection).contains(name)
 }
 
 /// Toolset names of `selection` that denote nothing (reported once at startup).
@@ -78,15 +65,9 @@ pub fn unknown_toolsets(
     toolsets: &Toolsets,
     selection: &ToolsetSelection,
 ) -> Vec<String> {
-    get_tool_definitions(
-        registry,
-        toolsets,
-        selection.enabled(),
-        selection.disabled(),
-        true,
-    )
-    .unknown
-    .clone()
+    selected_definitions(registry, toolsets, selection)
+        .unknown
+        .clone()
 }
 
 #[cfg(test)]
