@@ -52,6 +52,17 @@ fn everything_section(name: &str, extra: &str) -> String {
     )
 }
 
+/// A home whose config has the two stdio servers, `time` and `everything`, as they come.
+fn home_with_time_and_everything() -> TestHome {
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "{}{}",
+        time_section("time", ""),
+        everything_section("everything", "")
+    ));
+    home
+}
+
 #[test]
 fn discovery_registers_named_filtered_tools() {
     if skip_without_mcp_software() {
@@ -120,12 +131,7 @@ fn stdio_calls_with_arguments_errors_and_redaction() {
     if skip_without_mcp_software() {
         return;
     }
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "{}{}",
-        time_section("time", ""),
-        everything_section("everything", "")
-    ));
+    let home = home_with_time_and_everything();
     // Arguments: "3" is coerced to the schema's number before the call.
     let (value, ok) = call(
         &home,
@@ -314,12 +320,7 @@ fn servers_are_stopped_when_the_host_exits() {
     if skip_without_mcp_software() {
         return;
     }
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "{}{}",
-        time_section("time", ""),
-        everything_section("everything", "")
-    ));
+    let home = home_with_time_and_everything();
     let list = list_json(&home);
     for name in ["time", "everything"] {
         let pid = server(&list, name)["pid"].as_u64().unwrap() as u32;

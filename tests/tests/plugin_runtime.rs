@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolhost::dispatch::Dispatcher;
+use toolhost::plugins::runtime::PluginRuntime;
 use toolhost::plugins::{PluginStatus, PluginsConfig, Roots, load_plugins};
 use toolhost::spill::ResultSpill;
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, run, run_with_limit};
@@ -156,6 +157,18 @@ fn load_user_plugins(
     (registry, hooks, set, dispatcher)
 }
 
+/// Waits (up to 60 s) until `runtime` counts no call past its timeout — `what` is the
+/// failure when it never gets there — then checks fixture-slow answers again.
+fn recovers(runtime: &PluginRuntime, dispatcher: &Dispatcher, what: &str) {
+    let guard = Instant::now();
+    while runtime.hung_calls() > 0 {
+        assert!(guard.elapsed() < Duration::from_secs(60), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let again = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
+    assert_eq!(again.text, r#"{"slept":0.0}"#);
+}
+
 #[test]
 fn a_plugin_is_disabled_after_max_panics() {
     let dir = tempfile::tempdir().unwrap();
@@ -225,16 +238,7 @@ fn a_timed_out_handler_is_told_to_stop_and_stops_counting_as_hung() {
     assert!(out.text.contains("timed out after 0.2s"), "{}", out.text);
     let runtime = set.get("slow").unwrap().runtime.unwrap();
     // The handler polls ctx.is_cancelled(); once it returns, the call is no longer hung.
-    let guard = Instant::now();
-    while runtime.hung_calls() > 0 {
-        assert!(
-            guard.elapsed() < Duration::from_secs(60),
-            "the handler never stopped"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let again = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
-    assert_eq!(again.text, r#"{"slept":0.0}"#);
+    recovers(&runtime, &dispatcher, "the handler never stopped");
 }
 
 #[test]
@@ -265,16 +269,7 @@ fn too_many_hung_calls_refuse_further_calls() {
         refused.text
     );
     // When the stubborn handler finally returns, the plugin is usable again.
-    let guard = Instant::now();
-    while runtime.hung_calls() > 0 {
-        assert!(
-            guard.elapsed() < Duration::from_secs(60),
-            "the handler never returned"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let again = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
-    assert_eq!(again.text, r#"{"slept":0.0}"#);
+    recovers(&runtime, &dispatcher, "the handler never returned");
 }
 
 #[test]
@@ -308,16 +303,7 @@ fn a_hook_past_its_timeout_blocks_the_call_and_the_host_carries_on() {
     );
     assert_eq!(runtime.hung_calls(), 1);
     // Once the hook returns it no longer counts, and calls go through again.
-    let guard = Instant::now();
-    while runtime.hung_calls() > 0 {
-        assert!(
-            guard.elapsed() < Duration::from_secs(60),
-            "the hook never returned"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let again = dispatcher.call("slow_sleep", r#"{"secs": 0}"#, &ToolContext::default());
-    assert_eq!(again.text, r#"{"slept":0.0}"#);
+    recovers(&runtime, &dispatcher, "the hook never returned");
 }
 
 #[test]

@@ -225,15 +225,18 @@ mod tests {
     use std::io::Read;
     use std::time::Duration;
 
-    /// Live processes whose command line contains `needle`.
-    fn processes_with(needle: &str) -> Vec<String> {
+    /// Live processes whose command line contains `needle`: their `/proc` directory
+    /// and command line.
+    fn processes_with(needle: &str) -> Vec<(std::path::PathBuf, String)> {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
         dir.flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-            .filter(|line| line.contains(needle))
+            .filter_map(|e| {
+                let raw = std::fs::read(e.path().join("cmdline")).ok()?;
+                let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+                line.contains(needle).then(|| (e.path(), line))
+            })
             .collect()
     }
 
@@ -251,12 +254,12 @@ mod tests {
         Some((env, workdir))
     }
 
-    fn start(env: &SandboxEnvironment, script: String) -> Box<dyn RunningCommand> {
+    fn start(env: &SandboxEnvironment, script: String, pty: bool) -> Box<dyn RunningCommand> {
         env.spawn(SpawnRequest {
             script,
             login: false,
             stdin: StdinMode::Null,
-            pty: false,
+            pty,
             pid_file: None,
         })
         .unwrap()
@@ -271,7 +274,7 @@ mod tests {
         let tag = format!("{}", 700_000 + std::process::id() % 99_991);
         for round in 0..40u64 {
             let needle = format!("sleep {tag}{round}");
-            let mut child = start(&env, format!("echo started; {needle}"));
+            let mut child = start(&env, format!("echo started; {needle}"), false);
             std::thread::sleep(Duration::from_micros(round % 8 * 750));
             child.kill();
             let gone = (0..50).any(|_| {
@@ -288,24 +291,20 @@ mod tests {
             return;
         };
         let needle = format!("sleep {}", 600_000 + std::process::id() % 99_991);
-        let mut child = start(&env, needle.clone());
+        let mut child = start(&env, needle.clone(), false);
         let session_of_sleep = (0..100).find_map(|_| {
             std::thread::sleep(Duration::from_millis(20));
-            let dir = std::fs::read_dir("/proc").ok()?;
-            dir.flatten().find_map(|e| {
-                let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
-                if String::from_utf8_lossy(&cmdline).replace('\0', " ").trim() != needle {
-                    return None;
-                }
-                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-                // Fields after the command: state, ppid, pgrp, session.
-                stat.rsplit(')')
-                    .next()?
-                    .split_whitespace()
-                    .nth(3)?
-                    .parse::<i32>()
-                    .ok()
-            })
+            let (dir, _) = processes_with(&needle)
+                .into_iter()
+                .find(|(_, line)| line.trim() == needle)?;
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            // Fields after the command: state, ppid, pgrp, session.
+            stat.rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(3)?
+                .parse::<i32>()
+                .ok()
         });
         child.kill();
         let ours = rustix::process::getsid(None)
@@ -324,15 +323,11 @@ mod tests {
         let Some((env, _workdir)) = sandbox() else {
             return;
         };
-        let mut child = env
-            .spawn(SpawnRequest {
-                script: "exec 3</dev/tty && echo controlling-tty || echo none".into(),
-                login: false,
-                stdin: StdinMode::Null,
-                pty: true,
-                pid_file: None,
-            })
-            .unwrap();
+        let mut child = start(
+            &env,
+            "exec 3</dev/tty && echo controlling-tty || echo none".into(),
+            true,
+        );
         let mut output = String::new();
         child
             .take_output()
