@@ -267,19 +267,20 @@ enum Signal {
 
 #[cfg(unix)]
 fn signal_group(pgid: u32, signal: Signal) {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+    let Some(pgid) = i32::try_from(pgid)
+        .ok()
+        .filter(|&pgid| pgid > 1)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return;
     };
-    if pgid <= 1 {
-        return;
-    }
     let signal = match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
+        Signal::Term => rustix::process::Signal::TERM,
+        Signal::Kill => rustix::process::Signal::KILL,
     };
-    // SAFETY: killpg takes plain integers and only sends a signal; the group is the one
-    // this process created for the server (process_group(0) makes pgid == pid).
-    let _ = unsafe { libc::killpg(pgid, signal) };
+    // The group is the one this process created for the server (process_group(0)
+    // makes pgid == pid).
+    let _ = rustix::process::kill_process_group(pgid, signal);
 }
 
 #[cfg(not(unix))]
