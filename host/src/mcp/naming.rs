@@ -4,9 +4,11 @@
 //! so the name satisfies the OpenAI tool-name rule. A name longer than 64 characters is
 //! cut and given a stable 8-hex-digit hash suffix of the raw server and tool names; two
 //! raw names that sanitize to the same wire name are told apart the same way. Names are
-//! stable across runs (the hash is FNV-1a, computed here, not a randomized hasher).
+//! stable across runs and releases (the hash is [`fnv1a`], not a randomized hasher).
 
 use std::collections::HashSet;
+
+use tools_core::stable_hash::fnv1a;
 
 /// Longest name providers accept.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -46,18 +48,9 @@ fn hashed(name: &str, server: &str, tool: &str) -> String {
     let head = &name[..name.len().min(keep)];
     format!(
         "{head}_{:0width$x}",
-        fnv1a(server, tool) as u32,
+        fnv1a(server.bytes().chain([0]).chain(tool.bytes())) as u32,
         width = HASH_LEN
     )
-}
-
-fn fnv1a(server: &str, tool: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in server.bytes().chain([0u8]).chain(tool.bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
 }
 
 /// Hands out unique wire names for the tools of one server.

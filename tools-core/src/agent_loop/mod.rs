@@ -31,6 +31,7 @@ use crate::context::ToolContext;
 use crate::home::Home;
 use crate::services::CoreServices;
 use crate::settings::MemorySettings;
+use crate::stable_hash::fnv1a;
 
 pub use memory::MemoryStore;
 pub use threat_scan::scan_for_threats;
@@ -145,18 +146,7 @@ pub fn state_key(id: &str) -> String {
         return cleaned;
     }
     let stem: String = cleaned.chars().take(100).collect();
-    format!("{stem}_{:016x}", fnv1a(id.as_bytes()))
-}
-
-/// FNV-1a, 64 bit: a stable hash for file names (std's hasher may change between
-/// releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
+    format!("{stem}_{:016x}", fnv1a(id.bytes()))
 }
 
 /// Read a small state file; `Ok(None)` when it does not exist.
