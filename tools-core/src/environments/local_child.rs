@@ -1,6 +1,6 @@
-//! A process started on this host in its own process group (or session, with a PTY),
-//! with stdout and stderr merged into one pipe. Killing it signals the whole group
-//! (SIGTERM, up to 1 s grace, SIGKILL) and reaps the leader, so nothing is left behind.
+//! A process started on this host in its own process group (or session: with a PTY, or
+//! when asked), with stdout and stderr merged into one pipe. Killing it signals the whole
+//! group (SIGTERM, up to 1 s grace, SIGKILL) and reaps the leader, so nothing is left behind.
 //!
 //! Used directly by the local and sandbox backends, and for the client processes of the
 //! ssh and singularity backends.
