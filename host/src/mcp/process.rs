@@ -9,7 +9,8 @@
 //!   that `npx`/`uvx`/shell wrappers start.
 //! - Shutdown: close stdin (done by the caller, who owns the transport) → wait → SIGTERM
 //!   to the group → wait → SIGKILL to the group. Dropping a [`StdioProcess`] that was
-//!   not shut down kills the group at once.
+//!   not shut down kills the group at once. The group is signalled only while it has a
+//!   live member, so a group id freed and reused by someone else is never hit.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -274,12 +275,16 @@ fn signal_group(pgid: u32, signal: Signal) {
     else {
         return;
     };
+    // The group is the one this process created for the server (process_group(0)
+    // makes pgid == pid). Its leader may be reaped already; only while the group still
+    // has a live member can its id not have been reused by someone else's group.
+    if !tools_core::environments::group_has_live_members(pgid) {
+        return;
+    }
     let signal = match signal {
         Signal::Term => rustix::process::Signal::TERM,
         Signal::Kill => rustix::process::Signal::KILL,
     };
-    // The group is the one this process created for the server (process_group(0)
-    // makes pgid == pid).
     let _ = rustix::process::kill_process_group(pgid, signal);
 }
 

@@ -84,6 +84,33 @@ fn feed_stdin(mut pipe: impl Write + Send + 'static, data: Vec<u8>) {
     });
 }
 
+/// True while group `pgid` has a member that is not a zombie (from /proc; an unreaped
+/// leader keeps `kill(-pgid, 0)` succeeding even as a zombie). While it has one, the
+/// group id cannot have been reused, so a signal to it reaches only its own processes.
+pub fn group_has_live_members(pgid: Pid) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return rustix::process::test_kill_process_group(pgid).is_ok();
+    };
+    let want = pgid.as_raw_nonzero().get();
+    dir.flatten().any(|entry| {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            return false;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // Fields after the parenthesised command: state, ppid, pgrp, ...
+        let mut rest = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+        let state = rest.next().unwrap_or("Z");
+        let pgrp = rest.nth(1).and_then(|p| p.parse::<i32>().ok());
+        pgrp == Some(want) && state != "Z" && state != "X"
+    })
+}
+
 impl LocalChild {
     /// Start `spec`.
     pub fn spawn(spec: LocalCommand) -> std::io::Result<LocalChild> {
@@ -189,36 +216,10 @@ impl LocalChild {
             .filter(|pgid| pgid.as_raw_nonzero().get() > 1 && self.exit.is_none())
     }
 
-    /// True while a member of our group other than a zombie is alive (from /proc; the
-    /// unreaped leader keeps `kill(-pgid, 0)` succeeding even when it is a zombie).
-    fn members_alive(pgid: Pid) -> bool {
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return rustix::process::test_kill_process_group(pgid).is_ok();
-        };
-        let want = pgid.as_raw_nonzero().get();
-        dir.flatten().any(|entry| {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                return false;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // Fields after the parenthesised command: state, ppid, pgrp, ...
-            let mut rest = stat.rsplit(')').next().unwrap_or("").split_whitespace();
-            let state = rest.next().unwrap_or("Z");
-            let pgrp = rest.nth(1).and_then(|p| p.parse::<i32>().ok());
-            pgrp == Some(want) && state != "Z" && state != "X"
-        })
-    }
-
     fn wait_members_gone(pgid: Pid, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         loop {
-            if !Self::members_alive(pgid) {
+            if !group_has_live_members(pgid) {
                 return true;
             }
             if Instant::now() >= deadline {
@@ -291,5 +292,24 @@ impl Drop for LocalChild {
                 _ => self.kill(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_has_live_members_until_it_is_killed_and_reaped() {
+        let mut child = Command::new("sleep")
+            .arg("300")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = Pid::from_raw(child.id() as i32).unwrap();
+        assert!(group_has_live_members(pgid));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!group_has_live_members(pgid));
     }
 }

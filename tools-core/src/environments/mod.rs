@@ -43,6 +43,7 @@ pub mod singularity;
 pub mod ssh;
 
 pub use capture::{CapturedOutput, OutputCapture};
+pub use local_child::group_has_live_members;
 pub use manager::{EnvironmentManager, TaskOverride};
 pub use processes::{BackgroundProcess, ProcessRegistry, ProcessStatus};
 pub use session::{ExecOutcome, ExecRequest, TaskEnvironment};
