@@ -285,6 +285,17 @@ mod tests {
         }
     }
 
+    /// The session field of `<proc_dir>/stat` (after the command: state, ppid, pgrp, session).
+    fn session_in(proc_dir: &Path) -> Option<i32> {
+        let stat = std::fs::read_to_string(proc_dir.join("stat")).ok()?;
+        stat.rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(3)?
+            .parse()
+            .ok()
+    }
+
     #[test]
     fn a_sandboxed_command_runs_outside_our_session() {
         let Some((env, _workdir)) = sandbox() else {
@@ -297,20 +308,12 @@ mod tests {
             let (dir, _) = processes_with(&needle)
                 .into_iter()
                 .find(|(_, line)| line.trim() == needle)?;
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            // Fields after the command: state, ppid, pgrp, session.
-            stat.rsplit(')')
-                .next()?
-                .split_whitespace()
-                .nth(3)?
-                .parse::<i32>()
-                .ok()
+            session_in(&dir)
         });
         child.kill();
-        let ours = rustix::process::getsid(None)
-            .unwrap()
-            .as_raw_nonzero()
-            .get();
+        // Read from /proc, not getsid(2): when our session leader lives outside our pid
+        // namespace (CI containers) the kernel reports session 0, which rustix rejects.
+        let ours = session_in(Path::new("/proc/self")).expect("our own session");
         let theirs = session_of_sleep.expect("the sandboxed sleep never showed up");
         assert_ne!(
             theirs, ours,
