@@ -157,6 +157,16 @@ fn load_user_plugins(
     (registry, hooks, set, dispatcher)
 }
 
+/// fixture-slow as the only user plugin under `config`: its runtime and a dispatcher.
+/// The temporary home comes along and must outlive them.
+fn load_slow(config: &PluginsConfig) -> (tempfile::TempDir, Arc<PluginRuntime>, Dispatcher) {
+    let dir = tempfile::tempdir().unwrap();
+    add_plugin(&dir.path().join("plugins"), "slow", "fixture_slow", "");
+    let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), config);
+    let runtime = set.get("slow").unwrap().runtime.unwrap();
+    (dir, runtime, dispatcher)
+}
+
 /// Waits (up to 60 s) until `runtime` counts no call past its timeout — `what` is the
 /// failure when it never gets there — then checks fixture-slow answers again.
 fn recovers(runtime: &PluginRuntime, dispatcher: &Dispatcher, what: &str) {
@@ -227,31 +237,23 @@ fn a_plugin_is_disabled_after_max_panics() {
 
 #[test]
 fn a_timed_out_handler_is_told_to_stop_and_stops_counting_as_hung() {
-    let dir = tempfile::tempdir().unwrap();
-    add_plugin(&dir.path().join("plugins"), "slow", "fixture_slow", "");
-    let config = PluginsConfig {
+    let (_home, runtime, dispatcher) = load_slow(&PluginsConfig {
         timeout_secs: 0.2,
         ..PluginsConfig::default()
-    };
-    let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), &config);
+    });
     let out = dispatcher.call("slow_sleep", r#"{"secs": 600}"#, &ToolContext::default());
     assert!(out.text.contains("timed out after 0.2s"), "{}", out.text);
-    let runtime = set.get("slow").unwrap().runtime.unwrap();
     // The handler polls ctx.is_cancelled(); once it returns, the call is no longer hung.
     recovers(&runtime, &dispatcher, "the handler never stopped");
 }
 
 #[test]
 fn too_many_hung_calls_refuse_further_calls() {
-    let dir = tempfile::tempdir().unwrap();
-    add_plugin(&dir.path().join("plugins"), "slow", "fixture_slow", "");
-    let config = PluginsConfig {
+    let (_home, runtime, dispatcher) = load_slow(&PluginsConfig {
         timeout_secs: 0.1,
         max_hung_calls: 1,
         ..PluginsConfig::default()
-    };
-    let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), &config);
-    let runtime = set.get("slow").unwrap().runtime.unwrap();
+    });
     // A handler that ignores cancellation keeps its thread for 3 s.
     let first = dispatcher.call(
         "slow_sleep",
@@ -274,14 +276,10 @@ fn too_many_hung_calls_refuse_further_calls() {
 
 #[test]
 fn a_hook_past_its_timeout_blocks_the_call_and_the_host_carries_on() {
-    let dir = tempfile::tempdir().unwrap();
-    add_plugin(&dir.path().join("plugins"), "slow", "fixture_slow", "");
-    let config = PluginsConfig {
+    let (_home, runtime, dispatcher) = load_slow(&PluginsConfig {
         timeout_secs: 0.5,
         ..PluginsConfig::default()
-    };
-    let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), &config);
-    let runtime = set.get("slow").unwrap().runtime.unwrap();
+    });
     let started = Instant::now();
     let out = dispatcher.call(
         "slow_sleep",
