@@ -8,7 +8,7 @@
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -84,6 +84,36 @@ fn feed_stdin(mut pipe: impl Write + Send + 'static, data: Vec<u8>) {
     });
 }
 
+/// The fields of a process's `/proc/<pid>/stat` that toolhost looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    /// One letter: `R`, `S`, `D`, `Z` (zombie), `X` (dead), ...
+    pub state: char,
+    /// Process group id.
+    pub pgrp: i32,
+    /// Session id (0 when the session leader is outside our pid namespace).
+    pub session: i32,
+}
+
+impl ProcStat {
+    /// Read from `<proc_dir>/stat`; `None` when the process is gone or the line is
+    /// not the kernel's.
+    pub(crate) fn read(proc_dir: &Path) -> Option<Self> {
+        let stat = std::fs::read_to_string(proc_dir.join("stat")).ok()?;
+        // The command (in parentheses) may contain anything; the fields after its
+        // last `)` are: state, ppid, pgrp, session, ...
+        let mut rest = stat.rsplit(')').next()?.split_whitespace();
+        let state = rest.next()?.chars().next()?;
+        let pgrp = rest.nth(1)?.parse().ok()?;
+        let session = rest.next()?.parse().ok()?;
+        Some(ProcStat {
+            state,
+            pgrp,
+            session,
+        })
+    }
+}
+
 /// True while group `pgid` has a member that is not a zombie (from /proc; an unreaped
 /// leader keeps `kill(-pgid, 0)` succeeding even as a zombie). While it has one, the
 /// group id cannot have been reused, so a signal to it reaches only its own processes.
@@ -92,23 +122,14 @@ pub fn group_has_live_members(pgid: Pid) -> bool {
         return rustix::process::test_kill_process_group(pgid).is_ok();
     };
     let want = pgid.as_raw_nonzero().get();
-    dir.flatten().any(|entry| {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            return false;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return false;
-        };
-        // Fields after the parenthesised command: state, ppid, pgrp, ...
-        let mut rest = stat.rsplit(')').next().unwrap_or("").split_whitespace();
-        let state = rest.next().unwrap_or("Z");
-        let pgrp = rest.nth(1).and_then(|p| p.parse::<i32>().ok());
-        pgrp == Some(want) && state != "Z" && state != "X"
-    })
+    dir.flatten()
+        .filter(|entry| {
+            // Processes only, not `self`, `net`, ...
+            let name = entry.file_name();
+            name.to_str().is_some_and(|n| n.parse::<i32>().is_ok())
+        })
+        .filter_map(|entry| ProcStat::read(&entry.path()))
+        .any(|stat| stat.pgrp == want && stat.state != 'Z' && stat.state != 'X')
 }
 
 impl LocalChild {

@@ -222,6 +222,7 @@ impl Environment for SandboxEnvironment {
 mod tests {
     use super::*;
     use crate::environments::StdinMode;
+    use crate::environments::local_child::ProcStat;
     use std::io::Read;
     use std::time::Duration;
 
@@ -285,17 +286,6 @@ mod tests {
         }
     }
 
-    /// The session field of `<proc_dir>/stat` (after the command: state, ppid, pgrp, session).
-    fn session_in(proc_dir: &Path) -> Option<i32> {
-        let stat = std::fs::read_to_string(proc_dir.join("stat")).ok()?;
-        stat.rsplit(')')
-            .next()?
-            .split_whitespace()
-            .nth(3)?
-            .parse()
-            .ok()
-    }
-
     #[test]
     fn a_sandboxed_command_runs_outside_our_session() {
         let Some((env, _workdir)) = sandbox() else {
@@ -308,12 +298,14 @@ mod tests {
             let (dir, _) = processes_with(&needle)
                 .into_iter()
                 .find(|(_, line)| line.trim() == needle)?;
-            session_in(&dir)
+            ProcStat::read(&dir).map(|stat| stat.session)
         });
         child.kill();
         // Read from /proc, not getsid(2): when our session leader lives outside our pid
         // namespace (CI containers) the kernel reports session 0, which rustix rejects.
-        let ours = session_in(Path::new("/proc/self")).expect("our own session");
+        let ours = ProcStat::read(Path::new("/proc/self"))
+            .expect("our own session")
+            .session;
         let theirs = session_of_sleep.expect("the sandboxed sleep never showed up");
         assert_ne!(
             theirs, ours,
