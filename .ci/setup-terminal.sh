@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs and starts what the terminal/environment tests need (issue 5), as root on a
-# fresh Debian bookworm. Idempotent: running it again reuses what is already up.
+# Installs and starts what the terminal/environment tests need (docs/terminal.md, CI), as
+# root on a fresh Debian bookworm. Idempotent: running it again reuses what is already up.
 #
 #   - podman + runc + a tiny busybox image imported without registry access, served by
 #     `podman system service` on a unix socket (Docker-compatible API) -> docker backend

@@ -1,6 +1,6 @@
 //! Argument coercion: models often send `"42"` for an integer or a bare string for an
 //! array. Before validation, string values are converted to the type the schema
-//! declares (spec §4.4): integers and numbers, booleans (`"true"`/`"false"` only),
+//! declares (docs/hermes/registry-and-dispatch.md, section 4): integers and numbers, booleans (`"true"`/`"false"` only),
 //! `"null"` where null is allowed, JSON text for objects and arrays, and a scalar where
 //! an array is expected becomes a one-element array. Coercion never fails: a value that
 //! does not convert is left for the validator to report.

@@ -1,6 +1,6 @@
 //! Make tool parameter schemas acceptable to strict providers (llama.cpp's grammar
 //! builder, Gemini, Anthropic, OpenAI's Codex endpoint, draft-07 validators), following
-//! Hermes' sanitizer (spec §3.7):
+//! Hermes' sanitizer (docs/hermes/toolsets-and-definitions.md, section 7):
 //!
 //! - a bare string where a schema belongs becomes `{"type": X}` (`"object"` and unknown
 //!   strings become `{"type":"object","properties":{}}`);

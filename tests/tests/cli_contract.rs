@@ -135,7 +135,7 @@ fn dispatch_fills_missing_ids_and_object_arguments() {
     assert_eq!(stdout_json(&out)[0]["tool_call_id"], "call_0");
 }
 
-/// The acceptance case: five calls mixing file tools, an unknown tool, invalid
+/// The acceptance case of `toolhost dispatch`: five calls mixing file tools, an unknown tool, invalid
 /// JSON arguments and a schema-invalid call give five tool messages, in order, each
 /// valid JSON with the documented error strings.
 #[test]

@@ -10,7 +10,8 @@ use toolhost_tests::plugin_fixtures::{
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json};
 
 /// Set up the good plugin plus whatever `setup` adds to the user plugin directory, then
-/// check everything the issue promises for a plugin `name` failing with `cause`.
+/// check everything README's "Native plugins" promises for a plugin `name` failing with
+/// `cause`.
 fn assert_isolated_failure(setup: impl FnOnce(&Path), name: &str, cause: &str) {
     let home = TestHome::new();
     let plugins = home.path().join("plugins");

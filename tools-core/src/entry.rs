@@ -1,6 +1,6 @@
 //! `ToolEntry`: everything the registry knows about one tool, and its builder.
 //!
-//! The seed's `register(name, toolset, schema, handler, check_fn, requires_env,
+//! Hermes' `register(name, toolset, schema, handler, check_fn, requires_env,
 //! is_async, description, emoji)` plus: max result size, parallelism, dynamic schema
 //! overrides, a definitions-time schema patch, and the tool's source.
 
@@ -120,7 +120,7 @@ impl ToolEntry {
         ToolBuilder::new(name, toolset)
     }
 
-    /// The seed's `is_async`.
+    /// Hermes' `is_async`.
     pub fn is_async(&self) -> bool {
         self.handler.is_async()
     }
@@ -134,7 +134,7 @@ impl ToolEntry {
         }
     }
 
-    /// The parallel-safe flag of the issue (`Safe` or `PathScoped`).
+    /// Whether calls may overlap others in a batch (`Safe` or `PathScoped`).
     pub fn parallel_safe(&self) -> bool {
         !matches!(self.parallelism, Parallelism::Exclusive)
     }

@@ -78,7 +78,7 @@ impl ToolHandler {
         }
     }
 
-    /// True for handlers that can be awaited (the seed's `is_async`).
+    /// True for handlers that can be awaited (Hermes' `is_async`).
     pub fn is_async(&self) -> bool {
         matches!(self, ToolHandler::Async(_) | ToolHandler::Hybrid { .. })
     }

@@ -1,9 +1,10 @@
 //! The tool registry: one map from tool name to [`ToolEntry`], shared by core tools,
 //! plugins and MCP servers.
 //!
-//! Rules (the seed's, not Hermes 0.19's): re-registering a name in the same toolset
-//! replaces it silently; registering a name that another toolset owns logs a warning and
-//! the later registration wins. Every register/deregister bumps a generation counter
+//! Rules (Hermes' older documented ones, not 0.19's; docs/hermes/registry-and-dispatch.md,
+//! section 1.2): re-registering a name in the same toolset replaces it silently;
+//! registering a name that another toolset owns logs a warning and the later
+//! registration wins. Every register/deregister bumps a generation counter
 //! that definition caches key on. Gatekeeping (plugins may not replace core tools without
 //! permission, MCP tools never shadow core tools) is the caller's job: the loaders know
 //! the policy, the registry only records.

@@ -1,5 +1,5 @@
 //! Tool definitions for the model: the OpenAI `tools` array for an enabled/disabled
-//! toolset selection (spec §3.6–§3.7).
+//! toolset selection (docs/hermes/toolsets-and-definitions.md, sections 5–7).
 //!
 //! Steps: resolve the selection (unknown names reported and ignored; presets in the
 //! disabled list remove only their non-core tools) → drop unregistered and unavailable

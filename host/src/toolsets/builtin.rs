@@ -1,5 +1,6 @@
 //! The built-in toolset table: Hermes' leaf toolsets, composites, platform presets and
-//! legacy names, with Hermes' exact memberships (spec §3.1–§3.5).
+//! legacy names, with Hermes' exact memberships (docs/hermes/toolsets-and-definitions.md,
+//! sections 2–3).
 //!
 //! Membership is by tool *name*: a built-in toolset may name tools nobody registered
 //! (they are simply absent from definitions). Tools registered under a built-in

@@ -14,7 +14,7 @@ const KNOWN_DIFFERENCES: &[(&str, bool, bool, &str)] = &[
         false,
         "inline code without side effects",
     ),
-    // Hermes has no rule for removing the crontab (issue 4 lists it as a gap).
+    // Hermes has no rule for removing the crontab (a gap: docs/hermes/approval.md).
     ("crontab -r", false, true, "crontab removal"),
     // Hermes does not look at secret reads; danger.py lists it as a dangerous template.
     (

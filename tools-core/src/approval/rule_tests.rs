@@ -1,5 +1,6 @@
-//! Detector tests: every example of issue 4; Hermes' flaws from spec §6 and §12; the
-//! hardline floor however wrapped; data versus commands; one example per Hermes pattern.
+//! Detector tests: the examples of docs/hermes/approval.md (section 9); Hermes' flaws
+//! listed in docs/hermes/quirks.md; the hardline floor however wrapped; data versus
+//! commands; one example per Hermes pattern.
 //! Per-rule tables are in `rule_table_tests.rs`.
 
 use super::detect::{analyze, detect};
@@ -369,8 +370,9 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// Spec §6.4's example for each of Hermes' 70 patterns, in table order. An empty key
-/// marks where we deliberately disagree (see the comment on that line).
+/// Hermes' example for each of its 70 patterns, in table order (the table in
+/// docs/hermes/approval.md, section 3). An empty key marks where we deliberately disagree
+/// (see the comment on that line).
 #[test]
 fn every_hermes_description_is_covered() {
     let examples: &[(&str, &str)] = &[
