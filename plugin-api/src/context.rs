@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire::CallContext;
+
 /// The identity of a tool call, as hooks and handlers see it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -21,10 +23,20 @@ pub struct CallInfo {
     pub user_task: Option<String>,
 }
 
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct WireContext {
-    #[serde(flatten)]
+impl From<CallContext<'_>> for CallInfo {
+    fn from(ctx: CallContext<'_>) -> Self {
+        CallInfo {
+            task_id: ctx.task_id.into_owned(),
+            session_id: ctx.session_id.into_owned(),
+            tool_call_id: ctx.tool_call_id.into_owned(),
+            user_task: ctx.user_task.map(|t| t.into_owned()),
+        }
+    }
+}
+
+/// The decoded call context: identity and timeout.
+#[derive(Default)]
+struct Decoded {
     info: CallInfo,
     timeout_ms: Option<u64>,
 }
@@ -37,7 +49,7 @@ pub struct ToolContext<'a> {
     raw: &'a str,
     cancel: &'a AtomicBool,
     started: Instant,
-    decoded: OnceLock<WireContext>,
+    decoded: OnceLock<Decoded>,
 }
 
 impl std::fmt::Debug for ToolContext<'_> {
@@ -60,9 +72,14 @@ impl<'a> ToolContext<'a> {
         }
     }
 
-    fn wire(&self) -> &WireContext {
-        self.decoded
-            .get_or_init(|| serde_json::from_str(self.raw).unwrap_or_default())
+    fn wire(&self) -> &Decoded {
+        self.decoded.get_or_init(|| {
+            let ctx: CallContext<'static> = serde_json::from_str(self.raw).unwrap_or_default();
+            Decoded {
+                timeout_ms: ctx.timeout_ms,
+                info: ctx.into(),
+            }
+        })
     }
 
     /// Task, session, tool call id and user task.

@@ -12,7 +12,6 @@ use std::sync::atomic::AtomicBool;
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RResult, RStr, RString};
-use serde::Serialize;
 
 use crate::abi::{
     FfiError, HostLogger, PANIC_KIND, PluginInstance, PluginModule, PluginModuleRef, PluginObject,
@@ -21,7 +20,8 @@ use crate::abi::{
 use crate::context::ToolContext;
 use crate::hooks::{HookError, HookSet};
 use crate::plugin::{Host, Plugin};
-use crate::tool::{Tool, ToolDeclaration};
+use crate::tool::Tool;
+use crate::wire::Declaration;
 
 /// The plugin's build function, normalised by [`export_plugin!`](crate::export_plugin).
 pub type BuildFn = fn(&Host) -> Result<Plugin, String>;
@@ -80,13 +80,6 @@ extern "C" fn register_ffi(host: RStr<'_>) -> RResult<PluginInstance, FfiError> 
     })
 }
 
-#[derive(Serialize)]
-struct Declaration<'a> {
-    sdk_version: &'a str,
-    tools: Vec<ToolDeclaration<'a>>,
-    hooks: Vec<&'static str>,
-}
-
 struct PluginState {
     tools: Vec<Tool>,
     hooks: HookSet,
@@ -104,11 +97,11 @@ impl PluginState {
                 ));
             }
         }
-        let declaration = serde_json::to_string(&Declaration {
-            sdk_version: crate::API_VERSION,
-            tools: plugin.tools.iter().map(|t| t.declaration(name)).collect(),
-            hooks: plugin.hooks.kinds(),
-        })
+        let declaration = serde_json::to_string(&Declaration::new(
+            crate::API_VERSION,
+            plugin.tools.iter().map(|t| t.declaration(name)).collect(),
+            plugin.hooks.kinds(),
+        ))
         .map_err(|e| FfiError::new("failed", &format!("declaration: {e}")))?;
         Ok(PluginState {
             tools: plugin.tools,

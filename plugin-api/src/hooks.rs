@@ -16,21 +16,25 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::CallInfo;
+use crate::wire::{self, HookKind};
 
-/// The names of the hook kinds, as they cross the ABI.
+/// The names of the hook kinds, as they cross the ABI (the same names as
+/// [`HookKind::as_str`], kept for plugins written against the first SDK).
 pub mod kind {
+    use crate::wire::HookKind;
+
     /// `pre_tool_call`.
-    pub const PRE_TOOL_CALL: &str = "pre_tool_call";
+    pub const PRE_TOOL_CALL: &str = HookKind::PreToolCall.as_str();
     /// `post_tool_call`.
-    pub const POST_TOOL_CALL: &str = "post_tool_call";
+    pub const POST_TOOL_CALL: &str = HookKind::PostToolCall.as_str();
     /// `transform_tool_result`.
-    pub const TRANSFORM_TOOL_RESULT: &str = "transform_tool_result";
+    pub const TRANSFORM_TOOL_RESULT: &str = HookKind::TransformToolResult.as_str();
     /// `transform_terminal_output`.
-    pub const TRANSFORM_TERMINAL_OUTPUT: &str = "transform_terminal_output";
+    pub const TRANSFORM_TERMINAL_OUTPUT: &str = HookKind::TransformTerminalOutput.as_str();
     /// `pre_approval_request`.
-    pub const PRE_APPROVAL_REQUEST: &str = "pre_approval_request";
+    pub const PRE_APPROVAL_REQUEST: &str = HookKind::PreApprovalRequest.as_str();
     /// `post_approval_response`.
-    pub const POST_APPROVAL_RESPONSE: &str = "post_approval_response";
+    pub const POST_APPROVAL_RESPONSE: &str = HookKind::PostApprovalResponse.as_str();
     /// Every kind, in the order the host lists them.
     pub const ALL: [&str; 6] = [
         PRE_TOOL_CALL,
@@ -109,6 +113,21 @@ pub enum CallStatus {
     Other,
 }
 
+impl CallStatus {
+    /// The status named `name` on the wire; [`CallStatus::Other`] for names this SDK
+    /// does not know.
+    pub fn from_name(name: &str) -> CallStatus {
+        match name {
+            "ok" => CallStatus::Ok,
+            "error" => CallStatus::Error,
+            "blocked" => CallStatus::Blocked,
+            "timeout" => CallStatus::Timeout,
+            "cancelled" => CallStatus::Cancelled,
+            _ => CallStatus::Other,
+        }
+    }
+}
+
 /// A finished call (what `post_tool_call` and `transform_tool_result` hooks see).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -174,6 +193,55 @@ pub struct ApprovalEvent {
     pub choice: Option<String>,
 }
 
+impl From<wire::PreToolCallEvent<'_>> for ToolCall {
+    fn from(event: wire::PreToolCallEvent<'_>) -> Self {
+        ToolCall {
+            tool: event.tool.into_owned(),
+            args: event.args.into_owned(),
+            context: event.context.into(),
+        }
+    }
+}
+
+impl From<wire::ToolCallEvent<'_>> for ToolCallRecord {
+    fn from(event: wire::ToolCallEvent<'_>) -> Self {
+        ToolCallRecord {
+            tool: event.tool.into_owned(),
+            args: event.args.into_owned(),
+            result: event.result.into_owned(),
+            status: CallStatus::from_name(&event.status),
+            duration_ms: event.duration_ms,
+            context: event.context.into(),
+        }
+    }
+}
+
+impl From<wire::TerminalOutputEvent<'_>> for TerminalOutput {
+    fn from(event: wire::TerminalOutputEvent<'_>) -> Self {
+        TerminalOutput {
+            command: event.command.into_owned(),
+            output: event.output.into_owned(),
+            exit_code: event.exit_code,
+            task_id: event.task_id.into_owned(),
+            env_type: event.env_type.into_owned(),
+        }
+    }
+}
+
+impl From<wire::ApprovalEvent<'_>> for ApprovalEvent {
+    fn from(event: wire::ApprovalEvent<'_>) -> Self {
+        ApprovalEvent {
+            command: event.command.into_owned(),
+            description: event.description.into_owned(),
+            rule_keys: event.rule_keys.into_owned(),
+            session_key: event.session_key.into_owned(),
+            surface: event.surface.into_owned(),
+            tool_call_id: event.tool_call_id.into_owned(),
+            choice: event.choice.map(|c| c.into_owned()),
+        }
+    }
+}
+
 pub(crate) type PreHook = dyn Fn(&ToolCall) -> PreDecision + Send + Sync;
 pub(crate) type PostHook = dyn Fn(&ToolCallRecord) + Send + Sync;
 pub(crate) type TransformResultHook = dyn Fn(&ToolCallRecord) -> Option<String> + Send + Sync;
@@ -197,8 +265,11 @@ pub(crate) enum HookError {
     BadEvent(serde_json::Error),
 }
 
-fn parse<T: serde::de::DeserializeOwned>(event: &str) -> Result<T, HookError> {
-    serde_json::from_str(event).map_err(HookError::BadEvent)
+/// Decode the wire event `W` and turn it into the SDK's type `T`.
+fn parse<W: serde::de::DeserializeOwned + Into<T>, T>(event: &str) -> Result<T, HookError> {
+    serde_json::from_str::<W>(event)
+        .map(Into::into)
+        .map_err(HookError::BadEvent)
 }
 
 fn answer<T: Serialize>(value: &T) -> String {
@@ -207,7 +278,7 @@ fn answer<T: Serialize>(value: &T) -> String {
 
 impl HookSet {
     /// The kinds that have at least one hook.
-    pub(crate) fn kinds(&self) -> Vec<&'static str> {
+    pub(crate) fn kinds(&self) -> Vec<HookKind> {
         let present = [
             !self.pre.is_empty(),
             !self.post.is_empty(),
@@ -216,19 +287,22 @@ impl HookSet {
             !self.pre_approval.is_empty(),
             !self.post_approval.is_empty(),
         ];
-        kind::ALL
-            .iter()
+        HookKind::ALL
+            .into_iter()
             .zip(present)
             .filter(|(_, on)| *on)
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .collect()
     }
 
     /// Run the hooks of `kind` on the JSON `event`; the JSON answer.
     pub(crate) fn run(&self, hook_kind: &str, event: &str) -> Result<String, HookError> {
+        let Some(hook_kind) = HookKind::parse(hook_kind) else {
+            return Err(HookError::UnknownKind);
+        };
         match hook_kind {
-            kind::PRE_TOOL_CALL => {
-                let mut call: ToolCall = parse(event)?;
+            HookKind::PreToolCall => {
+                let mut call: ToolCall = parse::<wire::PreToolCallEvent<'static>, _>(event)?;
                 let mut rewritten = false;
                 for hook in &self.pre {
                     match hook(&call) {
@@ -246,19 +320,19 @@ impl HookSet {
                     PreDecision::Allow
                 }))
             }
-            kind::POST_TOOL_CALL => {
-                let record: ToolCallRecord = parse(event)?;
+            HookKind::PostToolCall => {
+                let record: ToolCallRecord = parse::<wire::ToolCallEvent<'static>, _>(event)?;
                 self.post.iter().for_each(|hook| hook(&record));
                 Ok("null".into())
             }
-            kind::TRANSFORM_TOOL_RESULT => {
-                let record: ToolCallRecord = parse(event)?;
+            HookKind::TransformToolResult => {
+                let record: ToolCallRecord = parse::<wire::ToolCallEvent<'static>, _>(event)?;
                 Ok(answer(
                     &self.transform_result.iter().find_map(|hook| hook(&record)),
                 ))
             }
-            kind::TRANSFORM_TERMINAL_OUTPUT => {
-                let output: TerminalOutput = parse(event)?;
+            HookKind::TransformTerminalOutput => {
+                let output: TerminalOutput = parse::<wire::TerminalOutputEvent<'static>, _>(event)?;
                 Ok(answer(
                     &self
                         .transform_terminal
@@ -266,17 +340,16 @@ impl HookSet {
                         .find_map(|hook| hook(&output)),
                 ))
             }
-            kind::PRE_APPROVAL_REQUEST => {
-                let approval: ApprovalEvent = parse(event)?;
+            HookKind::PreApprovalRequest => {
+                let approval: ApprovalEvent = parse::<wire::ApprovalEvent<'static>, _>(event)?;
                 self.pre_approval.iter().for_each(|hook| hook(&approval));
                 Ok("null".into())
             }
-            kind::POST_APPROVAL_RESPONSE => {
-                let approval: ApprovalEvent = parse(event)?;
+            HookKind::PostApprovalResponse => {
+                let approval: ApprovalEvent = parse::<wire::ApprovalEvent<'static>, _>(event)?;
                 self.post_approval.iter().for_each(|hook| hook(&approval));
                 Ok("null".into())
             }
-            _ => Err(HookError::UnknownKind),
         }
     }
 }
@@ -309,21 +382,6 @@ mod tests {
     }
 
     #[test]
-    fn decisions_round_trip() {
-        for decision in [
-            PreDecision::Allow,
-            PreDecision::block("m"),
-            PreDecision::rewrite(json!({"a": 1})),
-        ] {
-            let text = serde_json::to_string(&decision).unwrap();
-            assert_eq!(
-                serde_json::from_str::<PreDecision>(&text).unwrap(),
-                decision
-            );
-        }
-    }
-
-    #[test]
     fn unknown_status_is_other() {
         let record: ToolCallRecord =
             serde_json::from_str(r#"{"tool":"t","status":"exploded"}"#).unwrap();
@@ -338,7 +396,7 @@ mod tests {
         hooks.post_approval.push(Box::new(|_| {}));
         assert_eq!(
             hooks.kinds(),
-            vec![kind::POST_TOOL_CALL, kind::POST_APPROVAL_RESPONSE]
+            vec![HookKind::PostToolCall, HookKind::PostApprovalResponse]
         );
     }
 }

@@ -67,6 +67,7 @@ pub mod hooks;
 mod log_bridge;
 pub mod plugin;
 pub mod tool;
+pub mod wire;
 
 pub use context::{CallInfo, ToolContext};
 pub use error::ToolError;

@@ -1,10 +1,12 @@
 //! [`Tool`]: one tool a plugin offers the model.
 
-use serde::Serialize;
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::wire::ToolDeclaration;
 
 /// What a handler returns: the result JSON, or why the call failed.
 pub type ToolResult = Result<Value, ToolError>;
@@ -68,7 +70,7 @@ impl Tool {
             name: name.into(),
             toolset: toolset.into(),
             description: String::new(),
-            parameters: json!({"type": "object", "properties": {}}),
+            parameters: crate::wire::empty_object_schema(),
             handler: Box::new(handler),
             check: None,
             requires_env: Vec::new(),
@@ -200,37 +202,24 @@ impl Tool {
         self
     }
 
+    /// The tool as declared to the host; an empty toolset becomes `default_toolset`.
     pub(crate) fn declaration<'a>(&'a self, default_toolset: &'a str) -> ToolDeclaration<'a> {
         ToolDeclaration {
-            name: &self.name,
-            toolset: if self.toolset.is_empty() {
+            name: Cow::Borrowed(&self.name),
+            toolset: Cow::Borrowed(if self.toolset.is_empty() {
                 default_toolset
             } else {
                 &self.toolset
-            },
-            description: &self.description,
-            parameters: &self.parameters,
-            requires_env: &self.requires_env,
-            emoji: &self.emoji,
+            }),
+            description: Cow::Borrowed(&self.description),
+            parameters: Cow::Borrowed(&self.parameters),
+            requires_env: Cow::Borrowed(&self.requires_env),
+            emoji: Cow::Borrowed(&self.emoji),
             max_result_chars: self.max_result_chars,
             parallel_safe: self.parallel_safe,
             has_check: self.check.is_some(),
         }
     }
-}
-
-/// A tool as declared to the host (the `tools` entries of the declaration JSON).
-#[derive(Serialize)]
-pub(crate) struct ToolDeclaration<'a> {
-    name: &'a str,
-    toolset: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
-    requires_env: &'a [String],
-    emoji: &'a str,
-    max_result_chars: Option<usize>,
-    parallel_safe: bool,
-    has_check: bool,
 }
 
 /// `{"error": message}`: a result that tells the model what went wrong, for failures it

@@ -60,7 +60,7 @@ fn plugin_tools_and_tool_call_hooks_in_toolhost_dispatch() {
     // A pre_tool_call hook that panics blocks the call (fail closed).
     assert_eq!(
         content(3),
-        json!({"error": "pre_tool_call hook of plugin hooks failed: panic: pre hook exploded"})
+        json!({"error": "pre_tool_call hook of plugin hooks failed: pre_tool_call hook panicked: pre hook exploded"})
     );
     assert_eq!(content(4), json!({"echo": {"text": "fine"}, "task": "t1"}));
 

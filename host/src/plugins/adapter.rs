@@ -8,66 +8,23 @@
 //! that fails blocks the call (fail closed), any other failing hook is skipped.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-use toolhost_plugin_api::hooks::kind;
+use toolhost_plugin_api::PreDecision;
+use toolhost_plugin_api::wire::{self, CallContext, HookKind};
 use tools_core::hooks::{ApprovalEvent, PreToolCall, TerminalOutput, ToolCallRecord};
 use tools_core::{
     AvailabilityCheck, Hooks, PreToolDecision, Registry, ToolContext, ToolEntry, ToolHandler,
     ToolSource,
 };
 
+use super::fault::PluginFault;
 use super::manifest::Manifest;
 use super::runtime::PluginRuntime;
 
-/// What `register` returned, as JSON.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Declaration {
-    /// The SDK version that produced it.
-    pub sdk_version: String,
-    /// The tools, in order (their index is the ABI's tool number).
-    pub tools: Vec<ToolDeclaration>,
-    /// Hook kinds with at least one hook.
-    pub hooks: Vec<String>,
-}
-
-/// One declared tool.
-#[derive(Clone, Debug, Deserialize)]
-pub struct ToolDeclaration {
-    /// Tool name.
-    pub name: String,
-    /// Toolset.
-    #[serde(default)]
-    pub toolset: String,
-    /// Description for the model.
-    #[serde(default)]
-    pub description: String,
-    /// JSON Schema of the arguments.
-    #[serde(default = "empty_schema")]
-    pub parameters: Value,
-    /// Environment variables needed.
-    #[serde(default)]
-    pub requires_env: Vec<String>,
-    /// UI emoji.
-    #[serde(default)]
-    pub emoji: String,
-    /// Result size limit.
-    #[serde(default)]
-    pub max_result_chars: Option<usize>,
-    /// May run concurrently with other parallel-safe calls.
-    #[serde(default)]
-    pub parallel_safe: bool,
-    /// Has an availability check.
-    #[serde(default)]
-    pub has_check: bool,
-}
-
-fn empty_schema() -> Value {
-    serde_json::json!({"type": "object", "properties": {}})
-}
+/// What `register` returned (the wire type, owned).
+pub type Declaration = wire::Declaration<'static>;
 
 /// A tool the host would not register.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -109,7 +66,7 @@ pub fn join(
             match &existing.source {
                 ToolSource::Core if !manifest.may_override(&tool.name) => {
                     joined.refused.push(RefusedTool {
-                        name: tool.name.clone(),
+                        name: tool.name.to_string(),
                         reason: format!(
                             "collides with the core tool {}; list it in plugin.toml's `override` to replace it",
                             tool.name
@@ -131,17 +88,18 @@ pub fn join(
             Ok(entry) => {
                 registry.register(entry);
                 runtime.add_tool(&tool.name);
-                joined.tools.push(tool.name.clone());
+                joined.tools.push(tool.name.to_string());
             }
             Err(reason) => joined.refused.push(RefusedTool {
-                name: tool.name.clone(),
+                name: tool.name.to_string(),
                 reason,
             }),
         }
     }
     for hook in &declaration.hooks {
-        if register_hook(runtime, hook, hooks) {
-            joined.hooks.push(hook.clone());
+        if let Some(kind) = HookKind::parse(hook) {
+            register_hook(runtime, kind, hooks);
+            joined.hooks.push(hook.to_string());
         } else {
             joined
                 .warnings
@@ -154,7 +112,7 @@ pub fn join(
 fn build_entry(
     runtime: &Arc<PluginRuntime>,
     index: u32,
-    tool: &ToolDeclaration,
+    tool: &wire::ToolDeclaration<'_>,
     source: &ToolSource,
 ) -> Result<ToolEntry, String> {
     let handler = if runtime.limits().timeout.is_some() {
@@ -173,12 +131,12 @@ fn build_entry(
     } else {
         &tool.toolset
     };
-    let mut builder = ToolEntry::builder(&tool.name, toolset)
-        .description(&tool.description)
-        .parameters(tool.parameters.clone())
+    let mut builder = ToolEntry::builder(tool.name.as_ref(), toolset)
+        .description(tool.description.as_ref())
+        .parameters(tool.parameters.clone().into_owned())
         .handler(handler)
         .requires_env(tool.requires_env.iter().cloned())
-        .emoji(&tool.emoji)
+        .emoji(tool.emoji.as_ref())
         .parallel_safe(tool.parallel_safe)
         .source(source.clone());
     if let Some(limit) = tool.max_result_chars {
@@ -188,66 +146,19 @@ fn build_entry(
         let runtime = Arc::clone(runtime);
         builder = builder.check(AvailabilityCheck::new(
             format!("{} ({})", tool.name, runtime.name()),
-            move || runtime.check(index),
+            move || runtime.check(index).map_err(|fault| fault.to_string()),
         ));
     }
     builder.build().map_err(|e| e.to_string())
 }
 
-#[derive(Serialize)]
-struct CallInfo<'a> {
-    task_id: &'a str,
-    session_id: &'a str,
-    tool_call_id: &'a str,
-    user_task: Option<&'a str>,
-}
-
-impl<'a> From<&'a ToolContext> for CallInfo<'a> {
-    fn from(ctx: &'a ToolContext) -> Self {
-        CallInfo {
-            task_id: &ctx.task_id,
-            session_id: &ctx.session_id,
-            tool_call_id: &ctx.tool_call_id,
-            user_task: ctx.user_task.as_deref(),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct PreEvent<'a> {
-    tool: &'a str,
-    args: &'a Value,
-    context: CallInfo<'a>,
-}
-
-#[derive(Serialize)]
-struct RecordEvent<'a> {
-    tool: &'a str,
-    args: &'a Value,
-    result: &'a str,
-    status: &'a str,
-    duration_ms: f64,
-    context: CallInfo<'a>,
-}
-
-#[derive(Serialize)]
-struct TerminalEvent<'a> {
-    command: &'a str,
-    output: &'a str,
-    exit_code: i32,
-    task_id: &'a str,
-    env_type: &'a str,
-}
-
-#[derive(Serialize)]
-struct ApprovalWire<'a> {
-    command: &'a str,
-    description: &'a str,
-    rule_keys: &'a [String],
-    session_key: &'a str,
-    surface: &'a str,
-    tool_call_id: &'a str,
-    choice: Option<&'a str>,
+fn call_context(ctx: &ToolContext) -> CallContext<'_> {
+    CallContext::new(
+        ctx.task_id.as_str(),
+        ctx.session_id.as_str(),
+        ctx.tool_call_id.as_str(),
+        ctx.user_task.as_deref(),
+    )
 }
 
 fn to_json<T: Serialize>(value: &T) -> String {
@@ -255,30 +166,26 @@ fn to_json<T: Serialize>(value: &T) -> String {
 }
 
 fn record_event(record: &ToolCallRecord<'_>) -> String {
-    to_json(&RecordEvent {
-        tool: record.tool,
-        args: record.args,
-        result: record.result,
-        status: record.status.as_str(),
-        duration_ms: duration_ms(record.duration),
-        context: record.ctx.into(),
-    })
-}
-
-fn duration_ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+    to_json(&wire::ToolCallEvent::new(
+        record.tool,
+        record.args,
+        record.result,
+        record.status.as_str(),
+        record.duration.as_secs_f64() * 1000.0,
+        call_context(record.ctx),
+    ))
 }
 
 fn approval_event(event: &ApprovalEvent<'_>) -> String {
-    to_json(&ApprovalWire {
-        command: event.command,
-        description: event.description,
-        rule_keys: event.rule_keys,
-        session_key: event.session_key,
-        surface: event.surface,
-        tool_call_id: event.tool_call_id,
-        choice: event.choice,
-    })
+    to_json(&wire::ApprovalEvent::new(
+        event.command,
+        event.description,
+        event.rule_keys,
+        event.session_key,
+        event.surface,
+        event.tool_call_id,
+        event.choice,
+    ))
 }
 
 /// A hook answer that is `null` or a string.
@@ -291,94 +198,92 @@ fn optional_text(answer: &str) -> Option<String> {
 
 /// The `pre_tool_call` answer as a host decision (anything unrecognised blocks).
 fn pre_decision(owner: &str, answer: &str) -> PreToolDecision {
-    #[derive(Deserialize)]
-    #[serde(tag = "action", rename_all = "snake_case")]
-    enum Wire {
-        Allow,
-        Block { message: String },
-        Rewrite { args: Value },
-    }
-    match serde_json::from_str::<Wire>(answer) {
-        Ok(Wire::Allow) => PreToolDecision::Allow,
-        Ok(Wire::Block { message }) => PreToolDecision::Block { message },
-        Ok(Wire::Rewrite { args }) => PreToolDecision::Rewrite { args },
+    match serde_json::from_str::<PreDecision>(answer) {
+        Ok(PreDecision::Allow) => PreToolDecision::Allow,
+        Ok(PreDecision::Block { message }) => PreToolDecision::Block { message },
+        Ok(PreDecision::Rewrite { args }) => PreToolDecision::Rewrite { args },
+        Ok(other) => PreToolDecision::Block {
+            message: format!(
+                "pre_tool_call hook of plugin {owner} gave an answer this host does not know: {other:?}"
+            ),
+        },
         Err(e) => PreToolDecision::Block {
             message: format!("pre_tool_call hook of plugin {owner} gave an unreadable answer: {e}"),
         },
     }
 }
 
-fn register_hook(runtime: &Arc<PluginRuntime>, hook_kind: &str, hooks: &Hooks) -> bool {
+fn register_hook(runtime: &Arc<PluginRuntime>, kind: HookKind, hooks: &Hooks) {
     let owner = runtime.name().to_string();
     let rt = Arc::clone(runtime);
-    match hook_kind {
-        kind::PRE_TOOL_CALL => hooks.on_pre_tool_call(owner, move |call: &PreToolCall<'_>| {
-            let event = to_json(&PreEvent {
-                tool: call.tool,
-                args: call.args,
-                context: call.ctx.into(),
-            });
-            match rt.hook(kind::PRE_TOOL_CALL, &event) {
+    match kind {
+        HookKind::PreToolCall => hooks.on_pre_tool_call(owner, move |call: &PreToolCall<'_>| {
+            let event = to_json(&wire::PreToolCallEvent::new(
+                call.tool,
+                call.args,
+                call_context(call.ctx),
+            ));
+            match rt.hook(kind, &event) {
                 Ok(answer) => pre_decision(rt.name(), &answer),
                 // A disabled plugin no longer has a say.
-                Err(_) if rt.disabled_reason().is_some() => PreToolDecision::Allow,
-                Err(reason) => PreToolDecision::Block {
-                    message: format!("pre_tool_call hook of plugin {} failed: {reason}", rt.name()),
+                Err(PluginFault::Disabled { .. }) => PreToolDecision::Allow,
+                Err(fault) => PreToolDecision::Block {
+                    message: format!("pre_tool_call hook of plugin {} failed: {fault}", rt.name()),
                 },
             }
         }),
-        kind::POST_TOOL_CALL => hooks.on_post_tool_call(owner, move |record| {
-            if let Err(reason) = rt.hook(kind::POST_TOOL_CALL, &record_event(record)) {
-                tracing::warn!(plugin = %rt.name(), "post_tool_call hook failed: {reason}");
+        HookKind::PostToolCall => hooks.on_post_tool_call(owner, move |record| {
+            if let Err(fault) = rt.hook(kind, &record_event(record)) {
+                warn_failed(&rt, kind, &fault);
             }
         }),
-        kind::TRANSFORM_TOOL_RESULT => hooks.on_transform_tool_result(owner, move |record| {
-            match rt.hook(kind::TRANSFORM_TOOL_RESULT, &record_event(record)) {
+        HookKind::TransformToolResult => hooks.on_transform_tool_result(owner, move |record| {
+            match rt.hook(kind, &record_event(record)) {
                 Ok(answer) => optional_text(&answer),
-                Err(reason) => {
-                    tracing::warn!(plugin = %rt.name(), "transform_tool_result hook failed: {reason}");
+                Err(fault) => {
+                    warn_failed(&rt, kind, &fault);
                     None
                 }
             }
         }),
-        kind::TRANSFORM_TERMINAL_OUTPUT => {
+        HookKind::TransformTerminalOutput => {
             hooks.on_transform_terminal_output(owner, move |out: &TerminalOutput<'_>| {
-                let event = to_json(&TerminalEvent {
-                    command: out.command,
-                    output: out.output,
-                    exit_code: out.exit_code,
-                    task_id: out.task_id,
-                    env_type: out.env_type,
-                });
-                match rt.hook(kind::TRANSFORM_TERMINAL_OUTPUT, &event) {
+                let event = to_json(&wire::TerminalOutputEvent::new(
+                    out.command,
+                    out.output,
+                    out.exit_code,
+                    out.task_id,
+                    out.env_type,
+                ));
+                match rt.hook(kind, &event) {
                     Ok(answer) => optional_text(&answer),
-                    Err(reason) => {
-                        tracing::warn!(plugin = %rt.name(), "transform_terminal_output hook failed: {reason}");
+                    Err(fault) => {
+                        warn_failed(&rt, kind, &fault);
                         None
                     }
                 }
             })
         }
-        kind::PRE_APPROVAL_REQUEST | kind::POST_APPROVAL_RESPONSE => {
-            let which = if hook_kind == kind::PRE_APPROVAL_REQUEST {
-                kind::PRE_APPROVAL_REQUEST
-            } else {
-                kind::POST_APPROVAL_RESPONSE
-            };
+        HookKind::PreApprovalRequest | HookKind::PostApprovalResponse => {
             let observe = move |event: &ApprovalEvent<'_>| {
-                if let Err(reason) = rt.hook(which, &approval_event(event)) {
-                    tracing::warn!(plugin = %rt.name(), "{which} hook failed: {reason}");
+                if let Err(fault) = rt.hook(kind, &approval_event(event)) {
+                    warn_failed(&rt, kind, &fault);
                 }
             };
-            if which == kind::PRE_APPROVAL_REQUEST {
+            if kind == HookKind::PreApprovalRequest {
                 hooks.on_pre_approval_request(owner, observe);
             } else {
                 hooks.on_post_approval_response(owner, observe);
             }
         }
-        _ => return false,
+        // A kind added to the wire after this host was written: nothing to call it from.
+        _ => {}
     }
-    true
+}
+
+/// A hook that failed where failing only skips it.
+fn warn_failed(runtime: &PluginRuntime, kind: HookKind, fault: &PluginFault) {
+    tracing::warn!(plugin = %runtime.name(), "{kind} hook failed: {fault}");
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! One plugin tool call under a timeout, on the plugin [`executor`](super::executor).
+//! One plugin tool call, hook run or availability check under a timeout, on the plugin
+//! [`executor`](super::executor).
 //!
 //! The caller serialises the arguments and context, hands the ABI call to a worker, and
 //! waits: blocking callers spin briefly then park until the answer, the deadline or
@@ -15,9 +16,11 @@ use std::time::{Duration, Instant};
 use abi_stable::std_types::{RResult, RString};
 use serde_json::Value;
 use toolhost_plugin_api::abi::FfiError;
+use toolhost_plugin_api::wire::HookKind;
 use tools_core::{ToolContext, ToolError, ToolOutcome};
 
 use super::executor::{Executor, ExecutorConfig, Job, Output, Ticket, Waited};
+use super::fault::PluginFault;
 use super::runtime::PluginRuntime;
 
 /// How long an async caller spins for a quick answer before it returns to its runtime
@@ -195,7 +198,7 @@ static HOOK_EXECUTOR: LazyLock<Executor<PluginHook>> =
 /// The ABI call of one hook kind, as a job for a worker.
 pub struct PluginHook {
     runtime: Arc<PluginRuntime>,
-    kind: String,
+    kind: HookKind,
     event: String,
 }
 
@@ -219,20 +222,25 @@ impl Job for PluginHook {
 /// like a tool call.
 pub(super) fn hook_blocking(
     runtime: &Arc<PluginRuntime>,
-    kind: &str,
+    kind: HookKind,
     event: &str,
     limit: Duration,
-) -> Result<RResult<RString, FfiError>, String> {
+) -> Result<RResult<RString, FfiError>, PluginFault> {
     let job = PluginHook {
         runtime: Arc::clone(runtime),
-        kind: kind.to_string(),
+        kind,
         event: event.to_string(),
     };
     let mut ticket = HOOK_EXECUTOR
         .submit(job)
-        .map_err(|e| format!("cannot run the {kind} hook: {e}"))?;
+        .map_err(|e| PluginFault::failed("executor", format!("cannot run the {kind} hook: {e}")))?;
     let finished = |output: Output<PluginHook>| {
-        output.map_err(|panicked| format!("the {kind} hook failed on its worker: {panicked}"))
+        output.map_err(|panicked| {
+            PluginFault::failed(
+                "executor",
+                format!("the {kind} hook failed on its worker: {panicked}"),
+            )
+        })
     };
     match ticket.wait(Instant::now().checked_add(limit), None) {
         Waited::Done(output) => finished(output),
@@ -240,8 +248,70 @@ pub(super) fn hook_blocking(
             None => {
                 let seconds = limit.as_secs_f64();
                 tracing::warn!(plugin = %runtime.name(), "{kind} hook timed out after {seconds}s");
-                Err(format!("{kind} hook timed out after {seconds}s"))
+                Err(PluginFault::Timeout {
+                    what: format!("{kind} hook"),
+                    seconds,
+                })
             }
+            Some(output) => finished(output),
+        },
+    }
+}
+
+/// The executor availability checks run on (their own workers: a slow check never
+/// delays a tool call or a hook, and a check that hangs holds one idle-reaped worker
+/// instead of a thread of its own per attempt).
+static CHECK_EXECUTOR: LazyLock<Executor<PluginCheck>> =
+    LazyLock::new(|| Executor::new(ExecutorConfig::plugin_calls()));
+
+/// The ABI call of one availability check, as a job for a worker.
+pub struct PluginCheck {
+    runtime: Arc<PluginRuntime>,
+    index: u32,
+}
+
+impl Job for PluginCheck {
+    type Output = RResult<(), FfiError>;
+
+    fn run(&mut self, _cancel: &AtomicBool) -> Self::Output {
+        self.runtime.object().check_tool(self.index)
+    }
+
+    fn finished_late(&mut self) {
+        tracing::info!(plugin = %self.runtime.name(), "an availability check that timed out has finished");
+    }
+}
+
+/// Run the availability check of tool `index` on a worker and block this thread until
+/// it answers or `limit` passes. A check that times out answers "unavailable" at once;
+/// unlike a tool call it does not count as hung (checks are cached and retried later).
+pub(super) fn check_blocking(
+    runtime: &Arc<PluginRuntime>,
+    index: u32,
+    limit: Duration,
+) -> Result<RResult<(), FfiError>, PluginFault> {
+    let job = PluginCheck {
+        runtime: Arc::clone(runtime),
+        index,
+    };
+    let mut ticket = CHECK_EXECUTOR
+        .submit(job)
+        .map_err(|e| PluginFault::failed("executor", format!("cannot run the check: {e}")))?;
+    let finished = |output: Output<PluginCheck>| {
+        output.map_err(|panicked| {
+            PluginFault::failed(
+                "executor",
+                format!("the check failed on its worker: {panicked}"),
+            )
+        })
+    };
+    match ticket.wait(Instant::now().checked_add(limit), None) {
+        Waited::Done(output) => finished(output),
+        Waited::TimedOut | Waited::Cancelled => match ticket.abandon() {
+            None => Err(PluginFault::Timeout {
+                what: "check".into(),
+                seconds: limit.as_secs_f64(),
+            }),
             Some(output) => finished(output),
         },
     }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod discovery;
 pub mod elf;
 pub mod executor;
+pub mod fault;
 pub mod install;
 pub mod loader;
 mod logger;
@@ -32,6 +33,7 @@ use tools_core::{Home, Hooks, Registry};
 pub use adapter::RefusedTool;
 pub use config::PluginsConfig;
 pub use discovery::{Candidate, PluginSource, Roots};
+pub use fault::PluginFault;
 pub use runtime::{PluginRuntime, RuntimeLimits};
 
 /// Whether a plugin is in service.

@@ -11,15 +11,16 @@
 //! plugin's tools are deregistered and its hooks removed for the rest of the process.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use abi_stable::std_types::{RResult, RString};
-use serde::Serialize;
 use serde_json::Value;
 use toolhost_plugin_api::abi::{FfiError, PluginObjectBox};
+use toolhost_plugin_api::wire::{CallContext, HookKind};
 use tools_core::{Hooks, Registry, ToolContext, ToolError, ToolOutcome, ToolSource};
+
+use super::fault::PluginFault;
 
 /// Limits applied to one plugin (from `[plugins]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -46,22 +47,6 @@ impl RuntimeLimits {
             max_hung: own.max_hung_calls.unwrap_or(config.max_hung_calls).max(1),
         }
     }
-}
-
-/// The call context as the plugin receives it. Empty fields are left out: the SDK
-/// reads a missing field as empty, and a call context is built for every call.
-#[derive(Serialize)]
-struct WireContext<'a> {
-    #[serde(skip_serializing_if = "str::is_empty")]
-    task_id: &'a str,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    session_id: &'a str,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    tool_call_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    user_task: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    timeout_ms: Option<u64>,
 }
 
 /// A plugin that loaded, as the registry and hooks see it.
@@ -146,37 +131,44 @@ impl PluginRuntime {
     }
 
     fn ensure_usable(&self) -> Result<(), ToolError> {
-        if let Some(reason) = self.disabled_reason() {
-            return Err(ToolError::Unavailable(format!(
-                "plugin {} is disabled: {reason}",
-                self.name
-            )));
+        self.ensure_enabled()
+            .and_then(|()| self.refuse_while_hung())
+            .map_err(|fault| ToolError::Unavailable(fault.to_string()))
+    }
+
+    /// Refused when the plugin was disabled.
+    fn ensure_enabled(&self) -> Result<(), PluginFault> {
+        match self.disabled_reason() {
+            Some(reason) => Err(PluginFault::Disabled {
+                plugin: self.name.clone(),
+                reason,
+            }),
+            None => Ok(()),
         }
-        self.refuse_while_hung().map_err(ToolError::Unavailable)
     }
 
     /// Why new calls and hooks are refused: `max_hung_calls` of them still run past
     /// their timeout.
-    fn refuse_while_hung(&self) -> Result<(), String> {
-        let hung = self.hung_calls();
-        if hung >= self.limits.max_hung {
-            return Err(format!(
-                "plugin {} has {hung} calls still running past their timeout",
-                self.name
-            ));
+    fn refuse_while_hung(&self) -> Result<(), PluginFault> {
+        let count = self.hung_calls();
+        if count >= self.limits.max_hung {
+            return Err(PluginFault::Hung {
+                plugin: self.name.clone(),
+                count,
+            });
         }
         Ok(())
     }
 
     pub(super) fn context_json(&self, ctx: &ToolContext) -> String {
-        serde_json::to_string(&WireContext {
-            task_id: &ctx.task_id,
-            session_id: &ctx.session_id,
-            tool_call_id: &ctx.tool_call_id,
-            user_task: ctx.user_task.as_deref(),
-            timeout_ms: self.limits.timeout.map(|d| d.as_millis() as u64),
-        })
-        .unwrap_or_else(|_| "{}".into())
+        let wire = CallContext::new(
+            ctx.task_id.as_str(),
+            ctx.session_id.as_str(),
+            ctx.tool_call_id.as_str(),
+            ctx.user_task.as_deref(),
+        )
+        .with_timeout_ms(self.limits.timeout.map(|d| d.as_millis() as u64));
+        serde_json::to_string(&wire).unwrap_or_else(|_| "{}".into())
     }
 
     /// Run tool `index` on this thread, without a timeout.
@@ -251,43 +243,27 @@ impl PluginRuntime {
         }
     }
 
-    /// Run the availability check of tool `index` (on a helper thread, with the check
-    /// timeout). `Err(reason)` when unavailable.
-    pub fn check(self: &Arc<Self>, index: u32) -> Result<(), String> {
-        if let Some(reason) = self.disabled_reason() {
-            return Err(format!("plugin {} is disabled: {reason}", self.name));
-        }
+    /// Run the availability check of tool `index` (on the plugin executor, under the
+    /// check timeout; inline without one).
+    pub fn check(self: &Arc<Self>, index: u32) -> Result<(), PluginFault> {
+        self.ensure_enabled()?;
         let result = match self.limits.check_timeout {
             None => self.object.check_tool(index),
-            Some(limit) => {
-                let (tx, rx) = channel();
-                let runtime = Arc::clone(self);
-                let spawned = std::thread::Builder::new()
-                    .name(format!("plugin-check-{}", self.name))
-                    .spawn(move || {
-                        let _ = tx.send(runtime.object.check_tool(index));
-                    });
-                if let Err(e) = spawned {
-                    return Err(format!("cannot start the check: {e}"));
-                }
-                match rx.recv_timeout(limit) {
-                    Ok(result) => result,
-                    Err(RecvTimeoutError::Timeout) => {
-                        return Err(format!("check timed out after {}s", limit.as_secs_f64()));
-                    }
-                    Err(RecvTimeoutError::Disconnected) => {
-                        return Err("check ended without an answer".into());
-                    }
-                }
-            }
+            Some(limit) => super::call::check_blocking(self, index, limit)?,
         };
         match result {
             RResult::ROk(()) => Ok(()),
             RResult::RErr(err) if err.is_panic() => {
                 self.record_panic("an availability check", err.message.as_str());
-                Err(format!("check panicked: {}", err.message))
+                Err(PluginFault::Panicked {
+                    what: "check".into(),
+                    message: err.message.into_string(),
+                })
             }
-            RResult::RErr(err) => Err(err.message.into_string()),
+            RResult::RErr(err) if err.kind.as_str() == "unavailable" => {
+                Err(PluginFault::Unavailable(err.message.into_string()))
+            }
+            RResult::RErr(err) => Err(PluginFault::failed(err.kind.as_str(), err.message)),
         }
     }
 
@@ -299,12 +275,10 @@ impl PluginRuntime {
     /// which blocks the call for `pre_tool_call` (fail closed) and skips the hook
     /// otherwise — and counts as hung; with `max_hung_calls` hung, the plugin's hooks fail
     /// at once until one returns.
-    pub fn hook(self: &Arc<Self>, kind: &str, event: &str) -> Result<String, String> {
-        if let Some(reason) = self.disabled_reason() {
-            return Err(format!("plugin disabled: {reason}"));
-        }
+    pub fn hook(self: &Arc<Self>, kind: HookKind, event: &str) -> Result<String, PluginFault> {
+        self.ensure_enabled()?;
         let answer = match self.limits.timeout {
-            None => self.object.run_hook(kind.into(), event.into()),
+            None => self.object.run_hook(kind.as_str().into(), event.into()),
             Some(limit) => {
                 self.refuse_while_hung()?;
                 super::call::hook_blocking(self, kind, event, limit)?
@@ -314,9 +288,12 @@ impl PluginRuntime {
             RResult::ROk(answer) => Ok(answer.into_string()),
             RResult::RErr(err) if err.is_panic() => {
                 self.record_panic(&format!("a {kind} hook"), err.message.as_str());
-                Err(format!("panic: {}", err.message))
+                Err(PluginFault::Panicked {
+                    what: format!("{kind} hook"),
+                    message: err.message.into_string(),
+                })
             }
-            RResult::RErr(err) => Err(format!("{}: {}", err.kind, err.message)),
+            RResult::RErr(err) => Err(PluginFault::failed(err.kind.as_str(), err.message)),
         }
     }
 
