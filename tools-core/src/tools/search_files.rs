@@ -4,8 +4,9 @@
 //! regex (output modes `content`, `files_only`, `count`; `context` lines; `file_glob`
 //! filter), `target='files'` finds files by glob, newest first; hidden files and
 //! `.gitignore`d paths are skipped; `offset`/`limit` paginate; five or more content
-//! matches come as a path-grouped text block (`matches_text`); results inside `.env`
-//! files are omitted; matched lines are capped at 500 characters and redacted.
+//! matches come as a path-grouped text block (`matches_text`); results inside secret
+//! files (the `[files] secret_files` patterns: `.env` and its variants, keys,
+//! credential stores; Hermes: `.env` only) are omitted; matched lines are capped at 500 characters and redacted.
 //!
 //! Differences: the search runs in-process over the task's
 //! [`FileSystem`] (no `rg` binary needed, identical
@@ -37,8 +38,9 @@ use crate::redact::redact_file_content;
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::{int_arg, str_arg};
-use crate::tools::file_guard::{is_secret_env_file, read_block_reason};
+use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::similar_files;
+use crate::tools::secret_files::{SecretFiles, configured, secret_refusal};
 use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary, truncate_chars};
 
 /// Matched lines longer than this are cut.
@@ -124,11 +126,12 @@ fn schema() -> Value {
 /// Build the `search_files` tool.
 pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
     let svc = Arc::clone(services);
+    let secrets = configured(services, "search_files")?;
     ToolEntry::builder("search_files", "file")
         .schema(&schema())
         .emoji("🔎")
         .parallelism(Parallelism::Safe)
-        .sync_handler(move |args, ctx| search(&svc, &args, ctx))
+        .sync_handler(move |args, ctx| search(&svc, &secrets, &args, ctx))
         .build()
 }
 
@@ -174,6 +177,10 @@ impl Stop {
 struct Search<'a> {
     fs: &'a dyn FileSystem,
     ctx: &'a ToolContext,
+    secrets: &'a SecretFiles,
+    /// The root with symlinks resolved (the walk follows none below it).
+    real_root: PathBuf,
+    home: Option<PathBuf>,
     root: PathBuf,
     display: Display,
     limit: usize,
@@ -184,6 +191,16 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// True when a walked file is secret, as walked or under the real root.
+    fn is_secret(&self, path: &Path) -> bool {
+        let home = self.home.as_deref();
+        let real = match path.strip_prefix(&self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => self.real_root.join(rel),
+            _ => self.real_root.clone(),
+        };
+        self.secrets.matches(path, home) || self.secrets.matches(&real, home)
+    }
+
     fn check_stop(&mut self) -> bool {
         if self.ctx.cancel.is_cancelled() {
             self.stop = Some(Stop::Cancelled);
@@ -194,7 +211,12 @@ impl Search<'_> {
     }
 }
 
-fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+fn search(
+    services: &CoreServices,
+    secrets: &SecretFiles,
+    args: &Value,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     let Some(pattern) = str_arg(args, "pattern").filter(|p| !p.is_empty()) else {
         return Ok(tool_error("search_files: 'pattern' is required"));
     };
@@ -215,7 +237,10 @@ fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Va
 
     let fs = services.files.for_task(ctx.task_key());
     let root = fs.resolve(path);
-    if let Some(reason) = read_block_reason(&root, path) {
+    let real_root = fs.canonicalize(&root);
+    if let Some(reason) =
+        read_block_reason(&root, path).or_else(|| read_block_reason(&real_root, path))
+    {
         return Ok(tool_error(reason));
     }
     let meta = match fs.metadata(&root) {
@@ -230,15 +255,31 @@ fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Va
         }
         Err(err) => return Ok(tool_error(format!("Cannot search '{path}': {err}"))),
     };
+    match meta.kind {
+        crate::files::FileKind::Other => {
+            return Ok(tool_error(format!(
+                "Cannot search '{path}': it is a device, FIFO or socket, not a file or \
+                 directory."
+            )));
+        }
+        crate::files::FileKind::File if secrets.is_secret(fs.as_ref(), &root) => {
+            return Ok(tool_error(secret_refusal(path)));
+        }
+        _ => {}
+    }
     let trimmed = path.trim_end_matches('/');
     let prefix = match trimmed {
         "" if path.starts_with('/') => "/".to_string(),
         "" | "." => String::new(),
         t => format!("{}/", t.strip_prefix("./").unwrap_or(t)),
     };
+    let home = fs.home_dir();
     let mut search = Search {
         fs: fs.as_ref(),
         ctx,
+        secrets,
+        real_root,
+        home,
         display: Display {
             root: root.clone(),
             prefix,
@@ -292,7 +333,8 @@ fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Va
         result.insert(
             "_omitted".into(),
             json!(format!(
-                "{} result(s) omitted because they are in secret-bearing environment files.",
+                "{} result(s) omitted because they are in secret files (see the [files] \
+                 secret_files setting).",
                 search.omitted
             )),
         );
@@ -346,7 +388,7 @@ fn find_files(search: &mut Search<'_>, pattern: &str, matcher: &GlobMatcher) -> 
             return WalkControl::Stop;
         }
         if glob_hit(matcher, has_slash, &root, &entry.path) {
-            if is_secret_env_file(&entry.path) {
+            if search.is_secret(&entry.path) {
                 search.omitted += 1;
             } else {
                 found.push((entry.modified, entry.path));
@@ -429,7 +471,7 @@ fn search_content(
         }
         let count = hits.len() - first_hit;
         if count > 0 {
-            if is_secret_env_file(&entry.path) {
+            if search.is_secret(&entry.path) {
                 search.omitted += count;
                 hits.truncate(first_hit);
                 return WalkControl::Continue;
