@@ -1,6 +1,6 @@
 //! Regression tests for the file tools' security and data-safety guarantees, across
 //! tools: secret files, blocking special files, symlink races and concurrent edits.
-//! (docs/hermes/files.md describes the policies.)
+//! (README, "File tools: what is guarded", states the policies.)
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -176,6 +176,33 @@ fn secret_patterns_are_configurable() {
     assert!(f.call("read_file", json!({"path": ".env"}))["error"].is_null());
 }
 
+#[test]
+fn spilled_copies_of_tool_output_are_fully_redacted() {
+    let f = fixture();
+    let results = f.home.results_dir();
+    std::fs::create_dir_all(&results).unwrap();
+    let spilled = results.join("terminal-abc.txt");
+    std::fs::write(&spilled, "$ cat .env\nDB_PASSWORD=hunter2secret\n").unwrap();
+    let shown = spilled.display().to_string();
+    let r = f.call("read_file", json!({"path": shown}));
+    assert!(
+        r["content"].as_str().unwrap().contains("DB_PASSWORD="),
+        "{r}"
+    );
+    assert!(!r.to_string().contains("hunter2secret"), "{r}");
+    let root = results.display().to_string();
+    let r = f.call("search_files", json!({"pattern": "PASSWORD", "path": root}));
+    assert_eq!(r["total_count"], 1, "{r}");
+    assert!(!r.to_string().contains("hunter2secret"), "{r}");
+    // The same line in a project file is source text: only shaped secrets are hidden.
+    f.put("settings.py", "DB_PASSWORD=hunter2secret\n");
+    let r = f.call("read_file", json!({"path": "settings.py"}));
+    assert!(
+        r["content"].as_str().unwrap().contains("hunter2secret"),
+        "{r}"
+    );
+}
+
 // ---- blocking special files ----------------------------------------------------------
 
 #[cfg(unix)]
@@ -250,12 +277,7 @@ fn flipping_a_directory_symlink_never_lets_write_file_into_state() {
     std::os::unix::fs::symlink(f.path("safe"), &link).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = {
-        let (link, a, b, stop) = (
-            link,
-            f.path("safe"),
-            f.home.state_dir(),
-            Arc::clone(&stop),
-        );
+        let (link, a, b, stop) = (link, f.path("safe"), f.home.state_dir(), Arc::clone(&stop));
         std::thread::spawn(move || flip_link(link, a, b, stop))
     };
     for _ in 0..300 {

@@ -29,13 +29,14 @@ use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
 use crate::files::{ContentHash, ContentHasher, FileKind};
-use crate::redact::redact_file_content;
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::{int_arg, str_arg};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::{io_failure, not_found};
-use crate::tools::secret_files::{SecretFiles, configured, secret_refusal};
+use crate::tools::secret_files::{
+    SecretFiles, configured, is_spilled_copy, redact_shown, secret_refusal, spill_dirs,
+};
 use crate::tools::text_file::{
     BOM, LineScanner, SNIFF_BYTES, binary_extension, is_image_extension, looks_binary,
     truncate_chars,
@@ -182,7 +183,9 @@ fn read_file(
         Ok(read) => read,
         Err(err) => return Ok(io_failure("read", path, &err)),
     };
-    let mut result = render(page, offset, meta.len, limits.max_read_chars.max(1));
+    let spilled = is_spilled_copy(&spill_dirs(fs.as_ref(), &services.home), &resolved, &real);
+    let max_chars = limits.max_read_chars.max(1);
+    let mut result = render(page, offset, meta.len, max_chars, spilled);
     if let (Some(hash), Some(obj)) = (hash, result.as_object_mut()) {
         obj.insert("content_hash".into(), json!(hash.to_string()));
     }
@@ -276,7 +279,7 @@ fn read_page(
     ))
 }
 
-fn render(page: Page, offset: usize, file_size: u64, max_chars: usize) -> Value {
+fn render(page: Page, offset: usize, file_size: u64, max_chars: usize, spilled: bool) -> Value {
     let total = page.total_lines;
     let mut result = Map::new();
     let mut shown = page.lines.len();
@@ -293,7 +296,7 @@ fn render(page: Page, offset: usize, file_size: u64, max_chars: usize) -> Value 
     let truncated = cut_by_chars || next_offset <= total;
     result.insert(
         "content".into(),
-        Value::String(redact_file_content(&content).into_owned()),
+        Value::String(redact_shown(&content, spilled)),
     );
     result.insert("total_lines".into(), json!(total));
     result.insert("file_size".into(), json!(file_size));

@@ -34,13 +34,14 @@ use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
 use crate::files::{FileSystem, WalkControl, WalkOptions};
-use crate::redact::redact_file_content;
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::{int_arg, str_arg};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::similar_files;
-use crate::tools::secret_files::{SecretFiles, configured, secret_refusal};
+use crate::tools::secret_files::{
+    SecretFiles, configured, is_spilled_copy, redact_shown, secret_refusal, spill_dirs,
+};
 use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary, truncate_chars};
 
 /// Matched lines longer than this are cut.
@@ -181,6 +182,8 @@ struct Search<'a> {
     /// The root with symlinks resolved (the walk follows none below it).
     real_root: PathBuf,
     home: Option<PathBuf>,
+    /// `<home>/results` (spilled results get the full redaction).
+    spill_dirs: Vec<PathBuf>,
     root: PathBuf,
     display: Display,
     limit: usize,
@@ -191,14 +194,23 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// A walked path under the real root (the walk follows no link below the root).
+    fn real(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => self.real_root.join(rel),
+            _ => self.real_root.clone(),
+        }
+    }
+
     /// True when a walked file is secret, as walked or under the real root.
     fn is_secret(&self, path: &Path) -> bool {
         let home = self.home.as_deref();
-        let real = match path.strip_prefix(&self.root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => self.real_root.join(rel),
-            _ => self.real_root.clone(),
-        };
-        self.secrets.matches(path, home) || self.secrets.matches(&real, home)
+        self.secrets.matches(path, home) || self.secrets.matches(&self.real(path), home)
+    }
+
+    /// True when a walked file is a spilled tool result.
+    fn is_spilled(&self, path: &Path) -> bool {
+        is_spilled_copy(&self.spill_dirs, path, &self.real(path))
     }
 
     fn check_stop(&mut self) -> bool {
@@ -280,6 +292,7 @@ fn search(
         secrets,
         real_root,
         home,
+        spill_dirs: spill_dirs(fs.as_ref(), &services.home),
         display: Display {
             root: root.clone(),
             prefix,
@@ -528,14 +541,14 @@ fn search_content(
     result
 }
 
-fn shown_line(line: &str) -> String {
+fn shown_line(line: &str, spilled: bool) -> String {
     let (kept, cut) = truncate_chars(line, MAX_MATCH_LINE_CHARS);
     let text = if cut {
         format!("{kept}... [truncated]")
     } else {
         kept.to_string()
     };
-    redact_file_content(&text).into_owned()
+    redact_shown(&text, spilled)
 }
 
 fn render_matches(
@@ -562,7 +575,8 @@ fn render_matches(
         .map(|(&file, lines)| (file, lines_at(search.fs, &files[file], lines)))
         .collect();
     let line_text = |file: usize, line: usize| -> Option<String> {
-        texts.get(&file)?.get(&line).map(|l| shown_line(l))
+        let spilled = search.is_spilled(&files[file]);
+        texts.get(&file)?.get(&line).map(|l| shown_line(l, spilled))
     };
     if context == 0 && page.len() < DENSIFY_MIN_MATCHES {
         let matches: Vec<Value> = page

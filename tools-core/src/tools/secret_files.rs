@@ -8,14 +8,20 @@
 //! (the model would be replacing values it was never shown). Patterns are matched on
 //! the path as written *and* on the canonical target, so a symlink named `notes.txt`
 //! that points at `.env` is secret too.
+//!
+//! Spilled copies — tool results too large for the model's context, saved under
+//! `<home>/results` — hold raw tool output (a terminal's `cat .env`); reading or
+//! searching them applies the full redaction terminal output gets.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::error::RegisterError;
-use crate::files::FileSystem;
+use crate::files::{FileSystem, canonical_local};
+use crate::home::Home;
+use crate::redact::{redact, redact_file_content};
 use crate::services::CoreServices;
 
 /// One compiled pattern.
@@ -123,6 +129,40 @@ pub fn configured(services: &CoreServices, tool: &str) -> Result<Arc<SecretFiles
             name: tool.to_string(),
             reason: err.to_string(),
         })
+}
+
+/// Where spilled results live: `<home>/results` as given and canonical (only on the
+/// local file system, where toolhost's home is).
+pub fn spill_dirs(fs: &dyn FileSystem, home: &Home) -> Vec<PathBuf> {
+    if fs.kind() != "local" {
+        return Vec::new();
+    }
+    let dir = home.results_dir();
+    let real = canonical_local(&dir).unwrap_or_else(|| dir.clone());
+    if real == dir {
+        vec![dir]
+    } else {
+        vec![dir, real]
+    }
+}
+
+/// True when `path` (as walked or resolved; `real` = canonical) is a spilled copy of a
+/// tool result: its text is tool output (a terminal's `cat .env`, an MCP server's
+/// answer), so it is shown with the full redaction terminal output gets (secret
+/// assignments too), not only the shape-based one of source files.
+pub fn is_spilled_copy(spill_dirs: &[PathBuf], path: &Path, real: &Path) -> bool {
+    spill_dirs
+        .iter()
+        .any(|dir| path.starts_with(dir) || real.starts_with(dir))
+}
+
+/// The redaction for text of `path`: full for spilled copies, shape-based otherwise.
+pub fn redact_shown(text: &str, spilled: bool) -> String {
+    if spilled {
+        redact(text).into_owned()
+    } else {
+        redact_file_content(text).into_owned()
+    }
 }
 
 /// The refusal `read_file` / `patch` give for a secret file.
