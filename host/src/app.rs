@@ -117,10 +117,20 @@ impl Drop for Toolhost {
     }
 }
 
+/// Remove temporary files a killed toolhost process left in the home (the state and
+/// results trees and the home itself, where `config.toml` is rewritten).
+fn remove_leftover_temp_files(home: &Home) {
+    let removed = tools_core::atomic_file::remove_stale_temp_files(home.root());
+    if removed > 0 {
+        tracing::debug!(removed, "removed leftover temporary files from the home");
+    }
+}
+
 impl Toolhost {
     /// Discover everything and build the pipeline.
     pub fn start(options: &StartOptions) -> Result<Self, StartError> {
         let home = Home::resolve(options.home.as_deref())?;
+        remove_leftover_temp_files(&home);
         let config = LoadedConfig::load(options.config.as_deref(), &home.config_file())?;
         let registry = Arc::new(Registry::new());
         let hooks = Arc::new(Hooks::new());

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
 use tools_core::environments::TerminalSettings;
-use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
+use tools_core::settings::{
+    ClarifySettings, CoreSettings, FileToolSettings, MemorySettings, ToolOutputSettings,
+};
 
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
@@ -39,6 +41,8 @@ pub struct Config {
     pub clarify: ClarifySettings,
     /// `[terminal]` — execution backend, limits, per-backend sections.
     pub terminal: TerminalSettings,
+    /// `[files]` — secret-file patterns of the file tools.
+    pub files: FileToolSettings,
 }
 
 impl Config {
@@ -50,6 +54,7 @@ impl Config {
             memory: self.memory.clone(),
             clarify: self.clarify.clone(),
             terminal: self.terminal.clone(),
+            files: self.files.clone(),
         }
     }
 }

@@ -37,8 +37,11 @@
 //!
 //! [`CoreServices`]: crate::services::CoreServices
 
+mod content_hash;
 mod in_memory;
 mod local;
+#[cfg(unix)]
+mod local_write;
 
 use std::collections::HashMap;
 use std::io::{self, Read};
@@ -46,8 +49,11 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::SystemTime;
 
+pub use content_hash::{ContentHash, ContentHasher, FileChanged, file_changed, is_file_changed};
 pub use in_memory::InMemoryFileSystem;
-pub use local::LocalFileSystem;
+pub use local::{LocalFileSystem, canonical_local};
+#[cfg(unix)]
+pub use local_write::SymlinkInPath;
 
 /// What a path is (symlinks followed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +153,8 @@ pub trait FileSystem: Send + Sync {
 
     /// A reader over the file at `path`, from its start. The file tools stream large
     /// files through it (`read_file` pages a multi-gigabyte log without loading it).
+    /// Only regular files: the local backend refuses devices, FIFOs and sockets
+    /// without blocking on them (opened non-blocking, checked on the handle).
     fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>>;
 
     /// The whole content of the file at `path`. The default reads [`open`](Self::open)
@@ -167,8 +175,33 @@ pub trait FileSystem: Send + Sync {
 
     /// Replace the file at `path` with `contents` atomically (temporary file in the
     /// same directory + rename), creating missing parent directories and keeping an
-    /// existing file's permissions.
+    /// existing file's permissions. The local backend follows no symlink on the way
+    /// (a link as the final name is replaced): callers that mean to write through links
+    /// pass [`canonicalize`](Self::canonicalize)`(path)`, which is also the path their
+    /// guards must check.
     fn write_atomic(&self, path: &Path, contents: &[u8]) -> io::Result<WriteReport>;
+
+    /// [`write_atomic`](Self::write_atomic), but only if the file's content still
+    /// hashes to `expected` (it is what the caller read); otherwise nothing is written
+    /// and the error is a [`FileChanged`] ([`is_file_changed`]). A missing file counts
+    /// as changed. The default re-reads the file just before writing; the local backend
+    /// checks inside the directory it writes in, right before the rename.
+    fn write_atomic_if_unchanged(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        expected: &ContentHash,
+    ) -> io::Result<WriteReport> {
+        let current = match self.read(path) {
+            Ok(bytes) => Some(ContentHash::of(&bytes)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(err) => return Err(err),
+        };
+        if current.as_ref() != Some(expected) {
+            return Err(file_changed(path));
+        }
+        self.write_atomic(path, contents)
+    }
 
     /// Delete the file at `path` (never a directory).
     fn remove_file(&self, path: &Path) -> io::Result<()>;
@@ -196,6 +229,14 @@ pub trait FileSystem: Send + Sync {
     /// not followed: the path means the same thing in every backend).
     fn resolve(&self, path: &str) -> PathBuf {
         resolve_path(path, &self.cwd(), self.home_dir().as_deref())
+    }
+
+    /// `path` with symbolic links resolved, for guards that must judge the file really
+    /// touched (a link to `~/.ssh/…` is `~/.ssh/…`). A path that does not exist yet
+    /// resolves its nearest existing ancestor. The default returns `path` unchanged
+    /// (backends that cannot resolve links are judged by the path as written).
+    fn canonicalize(&self, path: &Path) -> PathBuf {
+        path.to_path_buf()
     }
 
     /// True when `path` exists (following symlinks).

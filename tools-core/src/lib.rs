@@ -16,6 +16,7 @@ pub mod context;
 pub mod entry;
 pub mod environments;
 pub mod error;
+pub mod file_lock;
 pub mod files;
 pub mod handler;
 pub mod home;

@@ -65,6 +65,69 @@ impl Default for ClarifySettings {
     }
 }
 
+/// `[files]`: what the file tools (`read_file`, `write_file`, `patch`, `search_files`)
+/// treat as secret.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct FileToolSettings {
+    /// Secret-file patterns, matched on the canonical target (symlinks followed),
+    /// case-insensitively, in order, the last match winning. A pattern without `/`
+    /// matches the file name (`.env.*`, `*.pem`); one with `/` matches the whole path
+    /// (`~/.aws/credentials`, `**/secrets/*`; `~/` is the user's home); a leading `!`
+    /// makes a match not secret (`!.env.example`). Setting the list replaces the
+    /// default one.
+    pub secret_files: Vec<String>,
+}
+
+/// The default secret-file patterns (see [`FileToolSettings::secret_files`]).
+pub const DEFAULT_SECRET_FILES: &[&str] = &[
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    "!.env.example",
+    "!.env.sample",
+    "!.env.template",
+    "!.env.dist",
+    "!*.env.example",
+    "!*.env.sample",
+    "!*.env.template",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "*.ppk",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    "credentials.json",
+    "service-account*.json",
+    "~/.aws/credentials",
+    "~/.docker/config.json",
+    "~/.kube/config",
+    "~/.config/gh/hosts.yml",
+    "**/.ssh/*",
+    "!**/.ssh/*.pub",
+    "!**/.ssh/known_hosts",
+    "!**/.ssh/config",
+];
+
+impl Default for FileToolSettings {
+    fn default() -> Self {
+        FileToolSettings {
+            secret_files: DEFAULT_SECRET_FILES.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+}
+
 /// Every section tools-core cares about.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default)]
@@ -79,4 +142,6 @@ pub struct CoreSettings {
     pub clarify: ClarifySettings,
     /// `[terminal]` (backend, limits, per-backend sections).
     pub terminal: TerminalSettings,
+    /// `[files]` (secret-file patterns).
+    pub files: FileToolSettings,
 }

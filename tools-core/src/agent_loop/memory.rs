@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 use super::read_state;
 use super::threat_scan::{first_threat_message, scan_for_threats};
 use crate::atomic_file::write_atomic;
+use crate::file_lock::FileLock;
 
 /// Separates entries in the files.
 pub const ENTRY_DELIMITER: &str = "\n§\n";
@@ -115,26 +116,9 @@ fn parse_entries(raw: &str) -> Vec<String> {
     out
 }
 
-/// An advisory lock on `<file>.lock`, held while alive (Unix; elsewhere only the
-/// in-process mutex applies).
-struct FileLock {
-    _file: Option<std::fs::File>,
-}
-
-impl FileLock {
-    fn acquire(path: &Path) -> std::io::Result<Self> {
-        let lock_path = path.with_extension("md.lock");
-        if let Some(parent) = lock_path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&lock_path)?;
-        #[cfg(unix)]
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
-        Ok(FileLock { _file: Some(file) })
-    }
+/// The advisory lock of the memory file at `path` (`<file>.md.lock`).
+fn lock_memory_file(path: &Path) -> std::io::Result<FileLock> {
+    FileLock::acquire(&path.with_extension("md.lock"))
 }
 
 /// An operation of a batch (or a single call).
@@ -331,7 +315,7 @@ impl MemoryStore {
             return failure(threat);
         }
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let _file_lock = match FileLock::acquire(&self.path(target)) {
+        let _file_lock = match lock_memory_file(&self.path(target)) {
             Ok(lock) => lock,
             Err(err) => return failure(format!("cannot lock the memory file: {err}")),
         };
@@ -478,7 +462,7 @@ impl MemoryStore {
             }
         }
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let _file_lock = match FileLock::acquire(&self.path(target)) {
+        let _file_lock = match lock_memory_file(&self.path(target)) {
             Ok(lock) => lock,
             Err(err) => return failure(format!("cannot lock the memory file: {err}")),
         };

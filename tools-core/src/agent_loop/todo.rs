@@ -7,6 +7,9 @@
 //! `pending`, missing content `(no description)`; content over 4,000 characters is cut;
 //! at most 256 items; every call returns the whole list and a summary. A `todos` value
 //! sent as a JSON string is parsed.
+//!
+//! Writes re-read, merge and save under an advisory file lock (`<session>.json.lock`),
+//! so parallel `toolhost call todo` processes never lose each other's items.
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
@@ -16,6 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::{read_state, state_key};
 use crate::atomic_file::write_atomic;
+use crate::file_lock::FileLock;
 use crate::result::tool_error;
 
 /// Valid statuses.
@@ -130,6 +134,10 @@ impl TodoStore {
         self.dir.join(format!("{}.json", state_key(session)))
     }
 
+    fn lock_file(&self, session: &str) -> PathBuf {
+        self.dir.join(format!("{}.json.lock", state_key(session)))
+    }
+
     /// The session's list.
     pub fn read(&self, session: &str) -> Result<Vec<TodoItem>, String> {
         let path = self.file(session);
@@ -167,6 +175,9 @@ impl TodoStore {
         merge: bool,
     ) -> Result<Vec<TodoItem>, String> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        // Other processes share the file: read, merge and save under their lock too.
+        let _file_lock = FileLock::acquire(&self.lock_file(session))
+            .map_err(|e| format!("cannot lock the todo list: {e}"))?;
         let incoming = dedupe_by_id(todos);
         let mut items = if merge {
             self.read(session)?
@@ -376,6 +387,33 @@ mod tests {
         let content = r["todos"][0]["content"].as_str().unwrap();
         assert_eq!(content.chars().count(), MAX_CONTENT_CHARS);
         assert!(content.ends_with(CUT_MARKER));
+    }
+
+    #[test]
+    fn merges_from_separate_stores_are_never_lost() {
+        // Separate stores stand for separate processes: they share no in-process mutex,
+        // only the directory.
+        let dir = tempfile::tempdir().unwrap();
+        let todos = dir.path().join("todos");
+        let threads: Vec<_> = (0..24)
+            .map(|i| {
+                let todos = todos.clone();
+                std::thread::spawn(move || {
+                    let store = TodoStore::new(todos);
+                    let item = json!({"id": i.to_string(), "content": "x", "status": "pending"});
+                    let r = store.handle(&json!({"merge": true, "todos": [item]}), "s");
+                    assert!(r["error"].is_null(), "{r}");
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let fresh = TodoStore::new(todos);
+        let mut got = ids(&fresh.handle(&json!({}), "s"));
+        got.sort_by_key(|id| id.parse::<u32>().unwrap());
+        let want: Vec<String> = (0..24).map(|i: u32| i.to_string()).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -1,23 +1,41 @@
 //! [`LocalFileSystem`]: the host's file system, through `std::fs` and the `ignore` crate
 //! (ripgrep's directory walker, so `.gitignore` rules match `rg`'s exactly).
+//!
+//! Writes, removals and renames go through [`super::local_write`], which follows no
+//! symlink (the tools check and then write the canonical path, see
+//! [`FileSystem::canonicalize`]); reads open the file non-blocking and refuse anything
+//! that is not a regular file on the handle itself, so a FIFO or device swapped in
+//! after a check cannot hang the call.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{
-    DirEntry, FileKind, FileMeta, FileSystem, WalkControl, WalkEntry, WalkOptions, WriteReport,
+    ContentHash, DirEntry, FileKind, FileMeta, FileSystem, WalkControl, WalkEntry, WalkOptions,
+    WriteReport, normalize_lexically,
 };
 
 /// The host's file system, seen from one working directory.
 #[derive(Clone, Debug)]
 pub struct LocalFileSystem {
     cwd: PathBuf,
+    home: Option<PathBuf>,
 }
 
 impl LocalFileSystem {
-    /// A view rooted at `cwd` (should be absolute).
+    /// A view rooted at `cwd` (should be absolute); `~` is the user's home directory.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        LocalFileSystem { cwd: cwd.into() }
+        LocalFileSystem {
+            cwd: cwd.into(),
+            home: dirs::home_dir(),
+        }
+    }
+
+    /// The same view with `~` meaning `home` (tests, embedders serving another user).
+    #[must_use]
+    pub fn with_home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
     }
 }
 
@@ -54,6 +72,81 @@ fn process_umask() -> u32 {
         .unwrap_or(0o022)
 }
 
+/// `path` with symlinks resolved on the host: the path itself if it exists, else its
+/// nearest existing ancestor plus the remaining components; `None` when not even `/`
+/// resolves.
+pub fn canonical_local(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut current = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(current) {
+            let mut out = real;
+            for part in missing.iter().rev() {
+                out.push(part);
+            }
+            return Some(normalize_lexically(&out));
+        }
+        missing.push(current.file_name()?.to_os_string());
+        current = current.parent()?;
+    }
+}
+
+/// Open a regular file for reading without blocking: `O_NONBLOCK` (a FIFO without a
+/// writer would block the open itself) and the type checked on the opened handle.
+/// Files on the kernel's pseudo file systems keep the non-blocking mode, so a read that
+/// would wait (`/proc/kmsg`, trace pipes) fails instead of hanging.
+fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
+            .open(path)?;
+        let meta = file.metadata()?;
+        if !meta.file_type().is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a device, FIFO or socket, not a regular file",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    std::fs::File::open(path)
+}
+
+/// A write through [`super::local_write`] (Unix) or [`crate::atomic_file`] elsewhere.
+fn write_local(
+    path: &Path,
+    contents: &[u8],
+    expected: Option<&ContentHash>,
+) -> io::Result<WriteReport> {
+    #[cfg(unix)]
+    {
+        // A new file gets what any other program would give it (0666 minus umask).
+        let mode = 0o666 & !process_umask();
+        super::local_write::write_beneath(path, contents, expected, mode)
+    }
+    #[cfg(not(unix))]
+    {
+        if let Some(expected) = expected {
+            let current = std::fs::read(path).ok().map(|b| ContentHash::of(&b));
+            if current.as_ref() != Some(expected) {
+                return Err(super::file_changed(path));
+            }
+        }
+        let dirs_created = path.parent().is_some_and(|parent| {
+            !parent.as_os_str().is_empty() && std::fs::metadata(parent).is_err()
+        });
+        crate::atomic_file::write_atomic(path, contents)?;
+        Ok(WriteReport { dirs_created })
+    }
+}
+
 impl FileSystem for LocalFileSystem {
     fn kind(&self) -> &str {
         "local"
@@ -64,7 +157,7 @@ impl FileSystem for LocalFileSystem {
     }
 
     fn home_dir(&self) -> Option<PathBuf> {
-        dirs::home_dir()
+        self.home.clone()
     }
 
     fn metadata(&self, path: &Path) -> io::Result<FileMeta> {
@@ -72,49 +165,50 @@ impl FileSystem for LocalFileSystem {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
-        Ok(Box::new(std::fs::File::open(path)?))
+        Ok(Box::new(open_regular(path)?))
     }
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(path)
+        let mut file = open_regular(path)?;
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut file, &mut bytes)?;
+        Ok(bytes)
     }
 
     fn write_atomic(&self, path: &Path, contents: &[u8]) -> io::Result<WriteReport> {
-        // Writing through a symlink replaces the link's target, not the link: an
-        // atomic rename over the link itself would turn a managed dotfile into a copy.
-        let target = match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-            }
-            _ => path.to_path_buf(),
-        };
-        let dirs_created = target.parent().is_some_and(|parent| {
-            !parent.as_os_str().is_empty() && std::fs::metadata(parent).is_err()
-        });
-        let is_new = std::fs::symlink_metadata(&target).is_err();
-        crate::atomic_file::write_atomic(&target, contents)?;
-        if is_new {
-            // The temporary file was private (0600); a new file gets the permissions
-            // any other program would give it (0666 minus the umask).
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = 0o666 & !process_umask();
-                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
-            }
-        }
-        Ok(WriteReport { dirs_created })
+        write_local(path, contents, None)
+    }
+
+    fn write_atomic_if_unchanged(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        expected: &ContentHash,
+    ) -> io::Result<WriteReport> {
+        write_local(path, contents, Some(expected))
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
+        #[cfg(unix)]
+        return super::local_write::remove_beneath(path);
+        #[cfg(not(unix))]
         std::fs::remove_file(path)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)?;
+        #[cfg(unix)]
+        return super::local_write::rename_beneath(from, to);
+        #[cfg(not(unix))]
+        {
+            if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::rename(from, to)
         }
-        std::fs::rename(from, to)
+    }
+
+    fn canonicalize(&self, path: &Path) -> PathBuf {
+        canonical_local(path).unwrap_or_else(|| path.to_path_buf())
     }
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
@@ -301,7 +395,7 @@ mod tests {
         std::fs::write(&real, "old").unwrap();
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let fs = LocalFileSystem::new(dir.path());
-        fs.write_atomic(&link, b"new").unwrap();
+        fs.write_atomic(&fs.canonicalize(&link), b"new").unwrap();
         assert!(
             std::fs::symlink_metadata(&link)
                 .unwrap()

@@ -1,19 +1,24 @@
 //! What the file tools refuse to touch, and why (the messages go to the model).
 //!
-//! Reads: device files that never end or block (`/dev/zero`, `/dev/stdin`, ...), `/proc`
-//! files that leak secrets or memory layout, and secret-bearing `.env` files. Writes:
-//! system paths, credential stores (`~/.ssh`, `~/.aws`, ...) and toolhost's own
-//! configuration, state and plugin directories — a prompt-injected agent must not be able
-//! to switch off approvals or drop a plugin that runs on the next start.
+//! Reads: device files that never end or block (`/dev/zero`, `/dev/stdin`,
+//! `/proc/kmsg`, ...) and `/proc` files that leak secrets or memory layout (secret
+//! files are [`super::secret_files`]'). Writes: system paths, credential stores
+//! (`~/.ssh`, `~/.aws`, ...) and toolhost's own configuration, state and plugin
+//! directories — a prompt-injected agent must not be able to switch off approvals or
+//! drop a plugin that runs on the next start. Those writes are refused outright, never
+//! put to an approval the model could answer; the refusal names the path as the model
+//! wrote it, never toolhost's home.
 //!
 //! Like Hermes' guards this is defense in depth, not a sandbox: the terminal tool runs
-//! as the same user. Paths are checked as resolved (lexically) and, on the local file
-//! system, with symlinks followed, so `ln -s ~/.ssh keys; write keys/authorized_keys`
-//! is caught too.
+//! as the same user. Both sides of every comparison are taken as written and with
+//! symlinks resolved (a symlinked home, `ln -s ~/.ssh keys; write
+//! keys/authorized_keys`), and [`checked_write_target`] returns the canonical path the
+//! write must then use: the local backend writes it without following any symlink,
+//! so a link flipped after the check cannot redirect the write.
 
 use std::path::{Path, PathBuf};
 
-use crate::files::{FileSystem, normalize_lexically};
+use crate::files::{FileSystem, canonical_local};
 use crate::home::Home;
 
 /// Exact device paths whose reads never end or block.
@@ -30,6 +35,10 @@ const BLOCKED_DEVICES: &[&str] = &[
     "/dev/fd/0",
     "/dev/fd/1",
     "/dev/fd/2",
+    "/proc/kmsg",
+    "/dev/kmsg",
+    "/sys/kernel/tracing/trace_pipe",
+    "/sys/kernel/debug/tracing/trace_pipe",
 ];
 
 /// `/proc/<pid>/…` files that leak secrets (environment, command lines) or memory
@@ -47,17 +56,6 @@ const BLOCKED_PROC_SUFFIXES: &[&str] = &[
     "/fd/0",
     "/fd/1",
     "/fd/2",
-];
-
-/// Project-local environment files that routinely hold credentials.
-const SECRET_ENV_FILES: &[&str] = &[
-    ".env",
-    ".env.local",
-    ".env.development",
-    ".env.production",
-    ".env.test",
-    ".env.staging",
-    ".envrc",
 ];
 
 /// Exact files under `~` that must never be written.
@@ -100,13 +98,6 @@ pub fn read_block_reason(path: &Path, shown: &str) -> Option<String> {
              infinite output."
         ));
     }
-    if is_secret_env_file(path) {
-        return Some(format!(
-            "Access denied: {shown} is a secret-bearing environment file and cannot be read \
-             to prevent credential leakage. If you need the file's structure, read \
-             .env.example instead."
-        ));
-    }
     None
 }
 
@@ -122,48 +113,49 @@ pub fn is_blocked_device(path: &Path) -> bool {
     text.starts_with("/proc/") && BLOCKED_PROC_SUFFIXES.iter().any(|s| text.ends_with(s))
 }
 
-/// True for `.env`-style files (search results in them are omitted too).
-pub fn is_secret_env_file(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|name| SECRET_ENV_FILES.contains(&name.to_ascii_lowercase().as_str()))
+/// The path a write to `path` must use — its canonical target on `fs` — or why it must
+/// not be written. `home` is toolhost's home; `shown` is the path as the model wrote it.
+pub fn checked_write_target(
+    fs: &dyn FileSystem,
+    path: &Path,
+    shown: &str,
+    home: &Home,
+) -> Result<PathBuf, String> {
+    let target = fs.canonicalize(path);
+    let user_homes = both_spellings(fs.home_dir(), |p| fs.canonicalize(p));
+    // toolhost's home is always on the host.
+    let toolhost_homes = both_spellings(Some(home.root().to_path_buf()), |p| {
+        canonical_local(p).unwrap_or_else(|| p.to_path_buf())
+    });
+    for candidate in [path, target.as_path()] {
+        if let Some(reason) = classify_write(candidate, shown, &user_homes, &toolhost_homes) {
+            return Err(reason);
+        }
+    }
+    Ok(target)
 }
 
-/// Why `path` must not be written, or `None`. `home` is toolhost's home.
+/// Why `path` must not be written, or `None` (see [`checked_write_target`]).
+#[cfg(test)]
 pub fn write_block_reason(
     fs: &dyn FileSystem,
     path: &Path,
     shown: &str,
     home: &Home,
 ) -> Option<String> {
-    let mut candidates = vec![path.to_path_buf()];
-    if fs.kind() == "local"
-        && let Some(real) = canonical_local(path)
-        && real != path
-    {
-        candidates.push(real);
-    }
-    let user_home = fs.home_dir();
-    candidates
-        .iter()
-        .find_map(|p| classify_write(p, shown, user_home.as_deref(), home))
+    checked_write_target(fs, path, shown, home).err()
 }
 
-/// `path` with symlinks resolved: the path itself if it exists, else its nearest
-/// existing ancestor plus the remaining components.
-fn canonical_local(path: &Path) -> Option<PathBuf> {
-    let mut missing = Vec::new();
-    let mut current = path;
-    loop {
-        if let Ok(real) = std::fs::canonicalize(current) {
-            let mut out = real;
-            for part in missing.iter().rev() {
-                out.push(part);
-            }
-            return Some(normalize_lexically(&out));
-        }
-        missing.push(current.file_name()?.to_os_string());
-        current = current.parent()?;
+/// `dir` as given and resolved (one entry when they are equal).
+fn both_spellings(dir: Option<PathBuf>, resolve: impl Fn(&Path) -> PathBuf) -> Vec<PathBuf> {
+    let Some(dir) = dir else {
+        return Vec::new();
+    };
+    let real = resolve(&dir);
+    if real == dir {
+        vec![dir]
+    } else {
+        vec![dir, real]
     }
 }
 
@@ -174,8 +166,8 @@ fn under(path: &Path, dir: &Path) -> bool {
 fn classify_write(
     path: &Path,
     shown: &str,
-    user_home: Option<&Path>,
-    home: &Home,
+    user_homes: &[PathBuf],
+    toolhost_homes: &[PathBuf],
 ) -> Option<String> {
     let system = SYSTEM_PREFIXES.iter().any(|p| under(path, Path::new(p)))
         || SYSTEM_EXACT.iter().any(|p| path == Path::new(p));
@@ -185,26 +177,29 @@ fn classify_write(
              with sudo if you need to modify system files."
         ));
     }
-    if let Some(user_home) = user_home {
-        let credential = DENIED_HOME_FILES.iter().any(|f| path == user_home.join(f))
+    let credential = user_homes.iter().any(|user_home| {
+        DENIED_HOME_FILES.iter().any(|f| path == user_home.join(f))
             || DENIED_HOME_DIRS
                 .iter()
-                .any(|d| under(path, &user_home.join(d)));
-        if credential {
-            return Some(format!(
-                "Write denied: '{shown}' is a protected system/credential file."
-            ));
-        }
+                .any(|d| under(path, &user_home.join(d)))
+    });
+    if credential {
+        return Some(format!(
+            "Write denied: '{shown}' is a protected system/credential file."
+        ));
     }
-    let toolhost = path == home.config_file()
-        || under(path, &home.state_dir())
-        || under(path, &home.plugins_dir());
+    let toolhost = toolhost_homes.iter().any(|root| {
+        let home = Home::at(root);
+        path == home.config_file()
+            || under(path, &home.state_dir())
+            || under(path, &home.plugins_dir())
+    });
     if toolhost {
         return Some(format!(
             "Refusing to write to toolhost's own configuration or state: {shown}\nThe agent \
-             cannot modify security-sensitive configuration, stored state or plugins; the \
-             user can edit {} directly.",
-            home.root().display()
+             cannot modify security-sensitive configuration, stored state or plugins, and \
+             this cannot be approved from a tool call; ask the user to make the change \
+             themselves."
         ));
     }
     None
@@ -223,8 +218,7 @@ mod tests {
             "/proc/self/environ",
             "/proc/1/task/1/maps",
             "/proc/self/fd/0",
-            "/work/app/.env",
-            "/work/app/.ENV.local",
+            "/proc/kmsg",
         ];
         for p in blocked {
             assert!(read_block_reason(Path::new(p), p).is_some(), "{p}");
@@ -278,5 +272,57 @@ mod tests {
         let fs = LocalFileSystem::new(dir.path());
         let target = link.join("memories/USER.md");
         assert!(write_block_reason(&fs, &target, "innocent/memories/USER.md", &home).is_some());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_toolhost_home_guards_the_real_path_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real-home");
+        std::fs::create_dir_all(real.join("state")).unwrap();
+        std::fs::write(real.join("config.toml"), "").unwrap();
+        let link = dir.path().join("link-home");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let fs = LocalFileSystem::new(dir.path());
+        // Home given as the link, write aimed at the real path, and the other way round.
+        for (home_at, target) in [
+            (&link, real.join("config.toml")),
+            (&link, real.join("state/memories/MEMORY.md")),
+            (&real, link.join("plugins/x/libx.so")),
+        ] {
+            let home = Home::at(home_at);
+            let shown = target.display().to_string();
+            assert!(
+                write_block_reason(&fs, &target, &shown, &home).is_some(),
+                "{shown} with home {}",
+                home_at.display()
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_user_home_guards_the_real_credential_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("users/u");
+        std::fs::create_dir_all(real.join(".ssh")).unwrap();
+        let link = dir.path().join("home-u");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let fs = LocalFileSystem::new(dir.path()).with_home(&link);
+        let home = Home::at(dir.path().join("toolhost"));
+        let target = real.join(".ssh/authorized_keys");
+        let shown = target.display().to_string();
+        assert!(write_block_reason(&fs, &target, &shown, &home).is_some());
+        let netrc = real.join(".netrc");
+        assert!(write_block_reason(&fs, &netrc, ".netrc", &home).is_some());
+    }
+
+    #[test]
+    fn refusal_does_not_reveal_the_toolhost_home() {
+        let fs = LocalFileSystem::new("/");
+        let home = Home::at("/srv/secret-place/toolhost");
+        let reason = write_block_reason(&fs, &home.config_file(), "../config.toml", &home).unwrap();
+        assert!(!reason.contains("secret-place"), "{reason}");
+        assert!(reason.contains("../config.toml"), "{reason}");
     }
 }

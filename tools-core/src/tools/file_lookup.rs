@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::files::{FileKind, FileSystem};
+use crate::files::{FileKind, FileSystem, is_file_changed};
 use crate::result::tool_error;
 
 /// At most this many directory entries are scored for suggestions.
@@ -104,6 +104,35 @@ pub fn io_failure(verb: &str, shown: &str, err: &io::Error) -> Value {
         )),
         _ => tool_error(format!("Cannot {verb} '{shown}': {err}")),
     }
+}
+
+/// An error result for a failed write of `shown`: "file changed, re-read it" when the
+/// file was modified since it was read, a retry hint when a symlink appeared in the
+/// path during the write, else [`io_failure`].
+pub fn write_failure(shown: &str, err: &io::Error) -> Value {
+    if is_file_changed(err) {
+        return tool_error(changed_message(shown));
+    }
+    #[cfg(unix)]
+    if err
+        .get_ref()
+        .is_some_and(|inner| inner.is::<crate::files::SymlinkInPath>())
+    {
+        return tool_error(format!(
+            "Cannot write '{shown}': a directory on its path was replaced by a symbolic \
+             link while writing; nothing was written. Check the path and retry."
+        ));
+    }
+    io_failure("write", shown, err)
+}
+
+/// "File changed, re-read it", for `shown`.
+pub fn changed_message(shown: &str) -> String {
+    format!(
+        "File changed: '{shown}' was modified after it was read (by another process or \
+         tool call); nothing was written, so those changes are not lost. Please re-read it \
+         with read_file and redo the edit."
+    )
 }
 
 #[cfg(test)]

@@ -13,10 +13,14 @@ pub mod memory;
 pub mod patch;
 pub mod read_file;
 pub mod search_files;
+mod secret_files;
 mod text_file;
 pub mod todo;
 pub mod v4a;
 pub mod write_file;
+
+#[cfg(test)]
+mod file_security_tests;
 
 use std::sync::Arc;
 

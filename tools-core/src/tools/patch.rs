@@ -13,7 +13,11 @@
 //! the fuzzy strategy that matched (`match_strategy`) so a model can tell it was
 //! corrected; a non-UTF-8 file is refused instead of rewritten lossily; Hermes'
 //! per-task staleness and repeated-failure trackers are not reproduced (the
-//! "Did you mean" snippet carries the same advice); no `cross_profile` parameter.
+//! "Did you mean" snippet carries the same advice); no `cross_profile` parameter; a file
+//! modified between the read and the write (another process appending) is not
+//! overwritten — the call fails with "file changed, re-read it"; secret files
+//! (`[files] secret_files`) are refused; the guards check the canonical target and the
+//! write follows no symlink after the check.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,12 +27,13 @@ use serde_json::{Map, Value, json};
 use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
-use crate::files::{FileKind, FileSystem};
+use crate::files::{ContentHash, FileKind, FileSystem};
 use crate::services::CoreServices;
 use crate::tools::args::{bool_arg, str_arg};
-use crate::tools::file_guard::write_block_reason;
-use crate::tools::file_lookup::{io_failure, similar_files};
+use crate::tools::file_guard::checked_write_target;
+use crate::tools::file_lookup::{io_failure, similar_files, write_failure};
 use crate::tools::fuzzy_match::{MatchError, Strategy, closest_sections, find_and_replace};
+use crate::tools::secret_files::{SecretFiles, configured, secret_refusal};
 use crate::tools::text_file::{
     TextStyle, binary_extension, diff_label, looks_binary, unified_diff,
 };
@@ -91,11 +96,12 @@ fn schema() -> Value {
 /// Build the `patch` tool.
 pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
     let svc = Arc::clone(services);
+    let secrets = configured(services, "patch")?;
     ToolEntry::builder("patch", "file")
         .schema(&schema())
         .emoji("🔧")
         .parallelism(Parallelism::PathScoped("path".into()))
-        .sync_handler(move |args, ctx| patch(&svc, &args, ctx))
+        .sync_handler(move |args, ctx| patch(&svc, &secrets, &args, ctx))
         .build()
 }
 
@@ -114,18 +120,49 @@ fn with_success_false(mut value: Value) -> Value {
     value
 }
 
-fn patch(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+/// What every mode needs.
+struct Patcher<'a> {
+    services: &'a CoreServices,
+    secrets: &'a SecretFiles,
+    fs: &'a dyn FileSystem,
+}
+
+impl Patcher<'_> {
+    /// The canonical path to edit for `path` as written, or the failure result.
+    fn target(&self, path: &str) -> Result<(std::path::PathBuf, std::path::PathBuf), Value> {
+        let resolved = self.fs.resolve(path);
+        if self.secrets.is_secret(self.fs, &resolved) {
+            return Err(failure(secret_refusal(path)));
+        }
+        let target =
+            checked_write_target(self.fs, &resolved, path, &self.services.home).map_err(failure)?;
+        Ok((resolved, target))
+    }
+}
+
+fn patch(
+    services: &CoreServices,
+    secrets: &SecretFiles,
+    args: &Value,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     let fs = services.files.for_task(ctx.task_key());
+    let patcher = Patcher {
+        services,
+        secrets,
+        fs: fs.as_ref(),
+    };
     match str_arg(args, "mode").unwrap_or("replace") {
-        "replace" => Ok(replace_mode(services, fs.as_ref(), args)),
-        "patch" => Ok(v4a_mode(services, fs.as_ref(), args)),
+        "replace" => Ok(replace_mode(&patcher, args)),
+        "patch" => Ok(v4a_mode(&patcher, args)),
         other => Ok(failure(format!(
             "Unknown mode: {other}. Use 'replace' or 'patch'."
         ))),
     }
 }
 
-fn replace_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> Value {
+fn replace_mode(patcher: &Patcher<'_>, args: &Value) -> Value {
+    let fs = patcher.fs;
     let Some(path) = str_arg(args, "path").filter(|p| !p.trim().is_empty()) else {
         return failure("path required (mode='replace' needs path, old_string and new_string)");
     };
@@ -133,11 +170,11 @@ fn replace_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> V
         return failure("old_string and new_string required");
     };
     let replace_all = bool_arg(args, "replace_all", false);
-    let resolved = fs.resolve(path);
-    if let Some(reason) = write_block_reason(fs, &resolved, path, &services.home) {
-        return failure(reason);
-    }
-    let (original, style) = match load_text(fs, &resolved, path) {
+    let (resolved, target) = match patcher.target(path) {
+        Ok(paths) => paths,
+        Err(result) => return result,
+    };
+    let (original, style, hash) = match load_text(fs, &target, path) {
         Ok(loaded) => loaded,
         Err(result) => return result,
     };
@@ -148,8 +185,8 @@ fn replace_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> V
         Err(err) => return match_failure(&err, path, &old, &original),
     };
     let bytes = style.encode(&replaced.content);
-    if let Err(err) = fs.write_atomic(&resolved, bytes.as_bytes()) {
-        return with_success_false(io_failure("write", path, &err));
+    if let Err(err) = fs.write_atomic_if_unchanged(&target, bytes.as_bytes(), &hash) {
+        return with_success_false(write_failure(path, &err));
     }
     let shown = resolved.display().to_string();
     let mut result = Map::new();
@@ -175,12 +212,13 @@ fn replace_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> V
     Value::Object(result)
 }
 
-/// Read a file for editing: existing, regular, text, UTF-8.
+/// Read a file for editing: existing, regular, text, UTF-8; with the hash of the
+/// bytes read (the write checks the file still has them).
 fn load_text(
     fs: &dyn FileSystem,
     resolved: &Path,
     shown: &str,
-) -> Result<(String, TextStyle), Value> {
+) -> Result<(String, TextStyle, ContentHash), Value> {
     match fs.metadata(resolved) {
         Ok(meta) if meta.kind == FileKind::File => {}
         Ok(_) => {
@@ -213,12 +251,13 @@ fn load_text(
             "Cannot patch binary file '{shown}': it contains binary data"
         )));
     }
-    TextStyle::decode(&bytes).ok_or_else(|| {
+    let (text, style) = TextStyle::decode(&bytes).ok_or_else(|| {
         failure(format!(
             "Cannot patch '{shown}': it is not valid UTF-8 text and would be corrupted. Use \
              the terminal to edit it."
         ))
-    })
+    })?;
+    Ok((text, style, ContentHash::of(&bytes)))
 }
 
 fn match_failure(err: &MatchError, path: &str, old: &str, content: &str) -> Value {
@@ -246,7 +285,8 @@ fn match_failure(err: &MatchError, path: &str, old: &str, content: &str) -> Valu
     Value::Object(result)
 }
 
-fn v4a_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> Value {
+fn v4a_mode(patcher: &Patcher<'_>, args: &Value) -> Value {
+    let fs = patcher.fs;
     let Some(text) = str_arg(args, "patch").filter(|p| !p.trim().is_empty()) else {
         return failure("patch content required (mode='patch')");
     };
@@ -260,6 +300,8 @@ fn v4a_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> Value
         Ok(ops) => ops,
         Err(err) => return failure(format!("Failed to parse patch: {err}")),
     };
+    // Every path checked once; the plan then works on exactly the checked targets.
+    let mut targets = std::collections::HashMap::new();
     for path in v4a::paths(&ops) {
         if v4a::has_traversal(path) {
             return failure(format!(
@@ -267,12 +309,19 @@ fn v4a_mode(services: &CoreServices, fs: &dyn FileSystem, args: &Value) -> Value
                  the working directory (no '..') or an absolute path."
             ));
         }
-        let resolved = fs.resolve(path);
-        if let Some(reason) = write_block_reason(fs, &resolved, path, &services.home) {
-            return failure(reason);
+        match patcher.target(path) {
+            Ok((_, target)) => {
+                targets.insert(path.to_string(), target);
+            }
+            Err(result) => return result,
         }
     }
-    let resolve = |p: &str| fs.resolve(p);
+    let resolve = |p: &str| {
+        targets
+            .get(p)
+            .cloned()
+            .unwrap_or_else(|| fs.canonicalize(&fs.resolve(p)))
+    };
     let plan = match v4a::plan(&ops, fs, &resolve) {
         Ok(plan) => plan,
         Err(errors) => {

@@ -8,28 +8,35 @@
 //! The result is never spilled to a file (the model pages instead).
 //!
 //! Differences: the file is streamed (a multi-gigabyte log is paged without loading
-//! it); `total_lines` counts a last line without a trailing newline (Hermes uses
+//! it); the result carries `content_hash` (SHA-256 of the whole file, files up to
+//! 64 MiB) to pass to `write_file`'s `expected_hash`; secret files are those of the
+//! `[files] secret_files` patterns, judged on the symlink target too; reading stops at
+//! a deadline and on cancellation, and blocking special files (`/proc/kmsg`, FIFOs)
+//! are refused without being waited on; `total_lines` counts a last line without a trailing newline (Hermes uses
 //! `wc -l`); `next_offset` comes with every truncated page; an `offset` past the end
 //! says so; directories, FIFOs and devices are refused by type, not only by name;
 //! Hermes' per-task "file unchanged" dedup stubs are not reproduced (toolhost cannot
 //! know when the conversation was compressed, which is when those stubs turn into
 //! lies).
 
-use std::io::BufReader;
+use std::io::{self, BufReader, Read};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
-use crate::files::FileKind;
-use crate::redact::redact_file_content;
+use crate::files::{ContentHash, ContentHasher, FileKind};
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::{int_arg, str_arg};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::{io_failure, not_found};
+use crate::tools::secret_files::{
+    SecretFiles, configured, is_spilled_copy, redact_shown, secret_refusal, spill_dirs,
+};
 use crate::tools::text_file::{
     BOM, LineScanner, SNIFF_BYTES, binary_extension, is_image_extension, looks_binary,
     truncate_chars,
@@ -40,6 +47,12 @@ const DEFAULT_LIMIT: i64 = 500;
 
 /// Marker appended to a cut line.
 const LINE_CUT_MARKER: &str = "... [truncated]";
+
+/// Files up to this size get a `content_hash`.
+const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A read gives up after this long (a slow network mount, a file that never ends).
+const READ_DEADLINE: Duration = Duration::from_secs(60);
 
 fn schema(max_lines: usize) -> Value {
     json!({
@@ -80,16 +93,22 @@ fn schema(max_lines: usize) -> Value {
 pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
     let max_lines = services.settings.tool_output.max_lines.max(1);
     let svc = Arc::clone(services);
+    let secrets = configured(services, "read_file")?;
     ToolEntry::builder("read_file", "file")
         .schema(&schema(max_lines))
         .emoji("📖")
         .max_result_chars(usize::MAX)
         .parallelism(Parallelism::PathScoped("path".into()))
-        .sync_handler(move |args, ctx| read_file(&svc, &args, ctx))
+        .sync_handler(move |args, ctx| read_file(&svc, &secrets, &args, ctx))
         .build()
 }
 
-fn read_file(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+fn read_file(
+    services: &CoreServices,
+    secrets: &SecretFiles,
+    args: &Value,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     let limits = &services.settings.tool_output;
     let Some(path) = str_arg(args, "path").filter(|p| !p.trim().is_empty()) else {
         return Ok(tool_error("read_file: 'path' is required"));
@@ -100,8 +119,14 @@ fn read_file(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result
 
     let fs = services.files.for_task(ctx.task_key());
     let resolved = fs.resolve(path);
-    if let Some(reason) = read_block_reason(&resolved, path) {
+    let real = fs.canonicalize(&resolved);
+    if let Some(reason) =
+        read_block_reason(&resolved, path).or_else(|| read_block_reason(&real, path))
+    {
         return Ok(tool_error(reason));
+    }
+    if secrets.is_secret(fs.as_ref(), &resolved) {
+        return Ok(tool_error(secret_refusal(path)));
     }
     if let Some(ext) = binary_extension(&resolved) {
         let advice = if is_image_extension(&ext) {
@@ -148,11 +173,59 @@ fn read_file(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result
         Ok(reader) => reader,
         Err(err) => return Ok(io_failure("read", path, &err)),
     };
-    let page = match read_page(reader, offset, limit, limits.max_line_length.max(1)) {
-        Ok(page) => page,
+    let reader = GuardedReader {
+        inner: reader,
+        hasher: (meta.len <= MAX_HASHED_BYTES).then(ContentHasher::default),
+        deadline: Instant::now() + READ_DEADLINE,
+        ctx,
+    };
+    let (page, hash) = match read_page(reader, offset, limit, limits.max_line_length.max(1)) {
+        Ok(read) => read,
         Err(err) => return Ok(io_failure("read", path, &err)),
     };
-    Ok(render(page, offset, meta.len, limits.max_read_chars.max(1)))
+    let spilled = is_spilled_copy(&spill_dirs(fs.as_ref(), &services.home), &resolved, &real);
+    let max_chars = limits.max_read_chars.max(1);
+    let mut result = render(page, offset, meta.len, max_chars, spilled);
+    if let (Some(hash), Some(obj)) = (hash, result.as_object_mut()) {
+        obj.insert("content_hash".into(), json!(hash.to_string()));
+    }
+    Ok(result)
+}
+
+/// The file's reader with a deadline, cancellation, and a hash of everything read.
+struct GuardedReader<'a> {
+    inner: Box<dyn Read + Send>,
+    hasher: Option<ContentHasher>,
+    deadline: Instant,
+    ctx: &'a ToolContext,
+}
+
+impl Read for GuardedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.ctx.cancel.is_cancelled() {
+            return Err(io::Error::other("the call was cancelled"));
+        }
+        if Instant::now() >= self.deadline {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("reading took longer than {} s", READ_DEADLINE.as_secs()),
+            ));
+        }
+        let n = self.inner.read(buf).map_err(|err| {
+            if err.kind() == io::ErrorKind::WouldBlock {
+                io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "the file has no data now and reading it would block",
+                )
+            } else {
+                err
+            }
+        })?;
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(&buf[..n]);
+        }
+        Ok(n)
+    }
 }
 
 /// The lines of one page, plus the file's line count.
@@ -162,11 +235,11 @@ struct Page {
 }
 
 fn read_page(
-    reader: Box<dyn std::io::Read + Send>,
+    reader: GuardedReader<'_>,
     offset: usize,
     limit: usize,
     max_line_chars: usize,
-) -> std::io::Result<Page> {
+) -> std::io::Result<(Page, Option<ContentHash>)> {
     let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
     // Enough bytes for `max_line_chars` characters of any width, plus one to detect a cut.
     let keep = max_line_chars.saturating_mul(4).saturating_add(1);
@@ -192,13 +265,21 @@ fn read_page(
         };
         lines.push(display);
     }
-    Ok(Page {
-        lines,
-        total_lines: number,
-    })
+    let hash = scanner
+        .into_inner()
+        .into_inner()
+        .hasher
+        .map(ContentHasher::finish);
+    Ok((
+        Page {
+            lines,
+            total_lines: number,
+        },
+        hash,
+    ))
 }
 
-fn render(page: Page, offset: usize, file_size: u64, max_chars: usize) -> Value {
+fn render(page: Page, offset: usize, file_size: u64, max_chars: usize, spilled: bool) -> Value {
     let total = page.total_lines;
     let mut result = Map::new();
     let mut shown = page.lines.len();
@@ -215,7 +296,7 @@ fn render(page: Page, offset: usize, file_size: u64, max_chars: usize) -> Value 
     let truncated = cut_by_chars || next_offset <= total;
     result.insert(
         "content".into(),
-        Value::String(redact_file_content(&content).into_owned()),
+        Value::String(redact_shown(&content, spilled)),
     );
     result.insert("total_lines".into(), json!(total));
     result.insert("file_size".into(), json!(file_size));

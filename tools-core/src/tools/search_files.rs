@@ -4,8 +4,9 @@
 //! regex (output modes `content`, `files_only`, `count`; `context` lines; `file_glob`
 //! filter), `target='files'` finds files by glob, newest first; hidden files and
 //! `.gitignore`d paths are skipped; `offset`/`limit` paginate; five or more content
-//! matches come as a path-grouped text block (`matches_text`); results inside `.env`
-//! files are omitted; matched lines are capped at 500 characters and redacted.
+//! matches come as a path-grouped text block (`matches_text`); results inside secret
+//! files (the `[files] secret_files` patterns: `.env` and its variants, keys,
+//! credential stores; Hermes: `.env` only) are omitted; matched lines are capped at 500 characters and redacted.
 //!
 //! Differences: the search runs in-process over the task's
 //! [`FileSystem`] (no `rg` binary needed, identical
@@ -33,12 +34,14 @@ use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
 use crate::files::{FileSystem, WalkControl, WalkOptions};
-use crate::redact::redact_file_content;
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::{int_arg, str_arg};
-use crate::tools::file_guard::{is_secret_env_file, read_block_reason};
+use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::similar_files;
+use crate::tools::secret_files::{
+    SecretFiles, configured, is_spilled_copy, redact_shown, secret_refusal, spill_dirs,
+};
 use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary, truncate_chars};
 
 /// Matched lines longer than this are cut.
@@ -124,11 +127,12 @@ fn schema() -> Value {
 /// Build the `search_files` tool.
 pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
     let svc = Arc::clone(services);
+    let secrets = configured(services, "search_files")?;
     ToolEntry::builder("search_files", "file")
         .schema(&schema())
         .emoji("🔎")
         .parallelism(Parallelism::Safe)
-        .sync_handler(move |args, ctx| search(&svc, &args, ctx))
+        .sync_handler(move |args, ctx| search(&svc, &secrets, &args, ctx))
         .build()
 }
 
@@ -174,6 +178,12 @@ impl Stop {
 struct Search<'a> {
     fs: &'a dyn FileSystem,
     ctx: &'a ToolContext,
+    secrets: &'a SecretFiles,
+    /// The root with symlinks resolved (the walk follows none below it).
+    real_root: PathBuf,
+    home: Option<PathBuf>,
+    /// `<home>/results` (spilled results get the full redaction).
+    spill_dirs: Vec<PathBuf>,
     root: PathBuf,
     display: Display,
     limit: usize,
@@ -184,6 +194,25 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// A walked path under the real root (the walk follows no link below the root).
+    fn real(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => self.real_root.join(rel),
+            _ => self.real_root.clone(),
+        }
+    }
+
+    /// True when a walked file is secret, as walked or under the real root.
+    fn is_secret(&self, path: &Path) -> bool {
+        let home = self.home.as_deref();
+        self.secrets.matches(path, home) || self.secrets.matches(&self.real(path), home)
+    }
+
+    /// True when a walked file is a spilled tool result.
+    fn is_spilled(&self, path: &Path) -> bool {
+        is_spilled_copy(&self.spill_dirs, path, &self.real(path))
+    }
+
     fn check_stop(&mut self) -> bool {
         if self.ctx.cancel.is_cancelled() {
             self.stop = Some(Stop::Cancelled);
@@ -194,7 +223,12 @@ impl Search<'_> {
     }
 }
 
-fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+fn search(
+    services: &CoreServices,
+    secrets: &SecretFiles,
+    args: &Value,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     let Some(pattern) = str_arg(args, "pattern").filter(|p| !p.is_empty()) else {
         return Ok(tool_error("search_files: 'pattern' is required"));
     };
@@ -215,7 +249,10 @@ fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Va
 
     let fs = services.files.for_task(ctx.task_key());
     let root = fs.resolve(path);
-    if let Some(reason) = read_block_reason(&root, path) {
+    let real_root = fs.canonicalize(&root);
+    if let Some(reason) =
+        read_block_reason(&root, path).or_else(|| read_block_reason(&real_root, path))
+    {
         return Ok(tool_error(reason));
     }
     let meta = match fs.metadata(&root) {
@@ -230,15 +267,32 @@ fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Va
         }
         Err(err) => return Ok(tool_error(format!("Cannot search '{path}': {err}"))),
     };
+    match meta.kind {
+        crate::files::FileKind::Other => {
+            return Ok(tool_error(format!(
+                "Cannot search '{path}': it is a device, FIFO or socket, not a file or \
+                 directory."
+            )));
+        }
+        crate::files::FileKind::File if secrets.is_secret(fs.as_ref(), &root) => {
+            return Ok(tool_error(secret_refusal(path)));
+        }
+        _ => {}
+    }
     let trimmed = path.trim_end_matches('/');
     let prefix = match trimmed {
         "" if path.starts_with('/') => "/".to_string(),
         "" | "." => String::new(),
         t => format!("{}/", t.strip_prefix("./").unwrap_or(t)),
     };
+    let home = fs.home_dir();
     let mut search = Search {
         fs: fs.as_ref(),
         ctx,
+        secrets,
+        real_root,
+        home,
+        spill_dirs: spill_dirs(fs.as_ref(), &services.home),
         display: Display {
             root: root.clone(),
             prefix,
@@ -292,7 +346,8 @@ fn search(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Va
         result.insert(
             "_omitted".into(),
             json!(format!(
-                "{} result(s) omitted because they are in secret-bearing environment files.",
+                "{} result(s) omitted because they are in secret files (see the [files] \
+                 secret_files setting).",
                 search.omitted
             )),
         );
@@ -346,7 +401,7 @@ fn find_files(search: &mut Search<'_>, pattern: &str, matcher: &GlobMatcher) -> 
             return WalkControl::Stop;
         }
         if glob_hit(matcher, has_slash, &root, &entry.path) {
-            if is_secret_env_file(&entry.path) {
+            if search.is_secret(&entry.path) {
                 search.omitted += 1;
             } else {
                 found.push((entry.modified, entry.path));
@@ -429,7 +484,7 @@ fn search_content(
         }
         let count = hits.len() - first_hit;
         if count > 0 {
-            if is_secret_env_file(&entry.path) {
+            if search.is_secret(&entry.path) {
                 search.omitted += count;
                 hits.truncate(first_hit);
                 return WalkControl::Continue;
@@ -486,14 +541,14 @@ fn search_content(
     result
 }
 
-fn shown_line(line: &str) -> String {
+fn shown_line(line: &str, spilled: bool) -> String {
     let (kept, cut) = truncate_chars(line, MAX_MATCH_LINE_CHARS);
     let text = if cut {
         format!("{kept}... [truncated]")
     } else {
         kept.to_string()
     };
-    redact_file_content(&text).into_owned()
+    redact_shown(&text, spilled)
 }
 
 fn render_matches(
@@ -520,7 +575,8 @@ fn render_matches(
         .map(|(&file, lines)| (file, lines_at(search.fs, &files[file], lines)))
         .collect();
     let line_text = |file: usize, line: usize| -> Option<String> {
-        texts.get(&file)?.get(&line).map(|l| shown_line(l))
+        let spilled = search.is_spilled(&files[file]);
+        texts.get(&file)?.get(&line).map(|l| shown_line(l, spilled))
     };
     if context == 0 && page.len() < DENSIFY_MIN_MATCHES {
         let matches: Vec<Value> = page

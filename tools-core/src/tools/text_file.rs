@@ -179,6 +179,11 @@ impl<R: BufRead> LineScanner<R> {
         LineScanner { reader }
     }
 
+    /// The underlying reader.
+    pub fn into_inner(self) -> R {
+        self.reader
+    }
+
     /// The bytes buffered ahead without consuming them (at the start of a file: its
     /// head, for binary sniffing).
     pub fn peek(&mut self) -> io::Result<&[u8]> {

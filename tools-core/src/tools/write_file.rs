@@ -13,7 +13,12 @@
 //! be replacing a secret it was never shown); JSON and TOML are syntax-checked after
 //! the write and reported in `lint` but never refused (Hermes refuses invalid `.json`,
 //! which blocks `tsconfig.json`-style files with comments); Hermes' cross-profile guard
-//! has no toolhost equivalent (the `cross_profile` parameter is gone).
+//! has no toolhost equivalent (the `cross_profile` parameter is gone); an optional
+//! `expected_hash` (the `content_hash` `read_file` reported) makes the write fail with
+//! "file changed, re-read it" when the file was modified since; overwriting a secret
+//! file (`[files] secret_files`) is refused (creating one is not); the path checked by
+//! the guards is the canonical target, and the write follows no symlink after the
+//! check (see `crate::files`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,13 +28,14 @@ use serde_json::{Map, Value, json};
 use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
-use crate::files::{FileKind, FileSystem};
+use crate::files::{ContentHash, FileKind, FileSystem};
 use crate::redact::REDACTED;
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::str_arg;
-use crate::tools::file_guard::write_block_reason;
-use crate::tools::file_lookup::io_failure;
+use crate::tools::file_guard::checked_write_target;
+use crate::tools::file_lookup::{io_failure, write_failure};
+use crate::tools::secret_files::{SecretFiles, configured};
 use crate::tools::text_file::{BOM, detect_line_ending, normalize_line_endings};
 
 fn schema() -> Value {
@@ -49,6 +55,11 @@ fn schema() -> Value {
                 "content": {
                     "type": "string",
                     "description": "Complete content to write to the file"
+                },
+                "expected_hash": {
+                    "type": "string",
+                    "description": "Optional: the content_hash read_file returned for this \
+                        file. The write fails (nothing is written) if the file changed since."
                 }
             },
             "required": ["path", "content"]
@@ -59,16 +70,18 @@ fn schema() -> Value {
 /// Build the `write_file` tool.
 pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
     let svc = Arc::clone(services);
+    let secrets = configured(services, "write_file")?;
     ToolEntry::builder("write_file", "file")
         .schema(&schema())
         .emoji("✍️")
         .parallelism(Parallelism::PathScoped("path".into()))
-        .sync_handler(move |args, ctx| write_file(&svc, &args, ctx))
+        .sync_handler(move |args, ctx| write_file(&svc, &secrets, &args, ctx))
         .build()
 }
 
 fn write_file(
     services: &CoreServices,
+    secrets: &SecretFiles,
     args: &Value,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
@@ -93,18 +106,31 @@ fn write_file(
             ));
         }
     };
+    let expected = match str_arg(args, "expected_hash").filter(|h| !h.trim().is_empty()) {
+        None => None,
+        Some(text) => match ContentHash::parse(text) {
+            Some(hash) => Some(hash),
+            None => {
+                return Ok(tool_error(format!(
+                    "write_file: 'expected_hash' must be the content_hash read_file returned \
+                     (sha256:<64 hex digits>), got {text:?}."
+                )));
+            }
+        },
+    };
     let fs = services.files.for_task(ctx.task_key());
     let resolved = fs.resolve(path);
-    if let Some(reason) = write_block_reason(fs.as_ref(), &resolved, path, &services.home) {
-        return Ok(tool_error(reason));
-    }
+    let target = match checked_write_target(fs.as_ref(), &resolved, path, &services.home) {
+        Ok(target) => target,
+        Err(reason) => return Ok(tool_error(reason)),
+    };
     if looks_like_read_file_output(content) {
         return Ok(tool_error(
             "Refusing to write read_file display text as file content: the lines start with \
              'LINE_NUM|'. Strip the line-number prefixes and write the real file content.",
         ));
     }
-    let existing = match fs.metadata(&resolved) {
+    let existing = match fs.metadata(&target) {
         Ok(meta) if meta.kind == FileKind::Dir => {
             return Ok(tool_error(format!(
                 "Cannot write '{path}': it is a directory"
@@ -114,8 +140,15 @@ fn write_file(
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => false,
         Err(err) => return Ok(io_failure("write", path, &err)),
     };
+    if existing && secrets.is_secret(fs.as_ref(), &resolved) {
+        return Ok(tool_error(format!(
+            "Refusing to overwrite '{path}': it is a secret file (per the [files] \
+             secret_files setting) whose values you were never shown. Ask the user to edit \
+             it."
+        )));
+    }
     let old = if existing {
-        match fs.read(&resolved) {
+        match fs.read(&target) {
             Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
             Err(err) => return Ok(io_failure("read", path, &err)),
         }
@@ -130,25 +163,31 @@ fn write_file(
         )));
     }
     let bytes = fitted_to_existing(content, old.as_deref());
-    match write_text(fs.as_ref(), &resolved, &bytes) {
+    match write_text(fs.as_ref(), &target, &resolved, &bytes, expected.as_ref()) {
         Ok(mut result) => {
             if let Some(lint) = lint(&resolved, content) {
                 result.insert("lint".into(), lint);
             }
             Ok(Value::Object(result))
         }
-        Err(err) => Ok(io_failure("write", path, &err)),
+        Err(err) => Ok(write_failure(path, &err)),
     }
 }
 
-/// Write `bytes` atomically and describe it: `bytes_written`, `dirs_created`,
-/// `resolved_path`, `files_modified`.
-pub fn write_text(
+/// Write `bytes` atomically to `target` (only if its content still hashes to
+/// `expected`, when given) and describe it: `bytes_written`, `dirs_created`,
+/// `resolved_path` (`resolved`, the path as the model meant it), `files_modified`.
+fn write_text(
     fs: &dyn FileSystem,
+    target: &Path,
     resolved: &Path,
     bytes: &str,
+    expected: Option<&ContentHash>,
 ) -> std::io::Result<Map<String, Value>> {
-    let report = fs.write_atomic(resolved, bytes.as_bytes())?;
+    let report = match expected {
+        Some(expected) => fs.write_atomic_if_unchanged(target, bytes.as_bytes(), expected)?,
+        None => fs.write_atomic(target, bytes.as_bytes())?,
+    };
     let shown = resolved.display().to_string();
     let mut result = Map::new();
     result.insert("bytes_written".into(), json!(bytes.len()));

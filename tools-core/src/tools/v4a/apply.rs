@@ -1,12 +1,14 @@
 //! Planning and applying a parsed V4A patch: every operation simulated in memory
 //! (later operations see earlier ones), all errors collected, and only a fully valid
-//! plan is written — each file atomically, in order.
+//! plan is written — each file atomically, in order. An edited file is only replaced
+//! if it still holds the bytes the plan read (else "file changed, re-read it").
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{Hunk, HunkLine, Op};
-use crate::files::{FileKind, FileSystem};
+use crate::files::{ContentHash, FileKind, FileSystem};
+use crate::tools::file_lookup::changed_message;
 use crate::tools::fuzzy_match::{MatchError, closest_sections, find_and_replace};
 use crate::tools::text_file::{TextStyle, diff_label, unified_diff};
 
@@ -19,6 +21,9 @@ pub enum Action {
         path: PathBuf,
         /// Bytes to write (already in the file's style).
         content: String,
+        /// The hash of the file as the plan read it (`None`: a new file, or one this
+        /// plan wrote earlier).
+        expected: Option<ContentHash>,
     },
     /// Delete `path`.
     Remove(PathBuf),
@@ -77,9 +82,10 @@ impl Simulation<'_> {
         }
     }
 
-    fn load(&self, path: &Path) -> Result<(String, TextStyle), String> {
+    /// The text at `path`, its style, and the hash of its bytes when read from disk.
+    fn load(&self, path: &Path) -> Result<(String, TextStyle, Option<ContentHash>), String> {
         match self.overlay.get(path) {
-            Some(Entry::Text(text, style)) => return Ok((text.clone(), *style)),
+            Some(Entry::Text(text, style)) => return Ok((text.clone(), *style, None)),
             Some(Entry::Deleted) => {
                 return Err("file not found (deleted earlier in this patch)".into());
             }
@@ -95,8 +101,11 @@ impl Simulation<'_> {
             Err(err) => return Err(err.to_string()),
         }
         let bytes = self.fs.read(&disk).map_err(|e| e.to_string())?;
-        TextStyle::decode(&bytes)
-            .ok_or_else(|| "not valid UTF-8 text; edit it with the terminal instead".to_string())
+        let (text, style) = TextStyle::decode(&bytes)
+            .ok_or_else(|| "not valid UTF-8 text; edit it with the terminal instead".to_string())?;
+        // A file reached through a move is read at its origin: not the path written.
+        let hash = (disk == path).then(|| ContentHash::of(&bytes));
+        Ok((text, style, hash))
     }
 }
 
@@ -136,6 +145,7 @@ pub fn plan(
                 plan.actions.push(Action::Write {
                     path: abs.clone(),
                     content: text.clone(),
+                    expected: None,
                 });
                 plan.created.push(shown(&abs));
                 sim.overlay
@@ -149,7 +159,9 @@ pub fn plan(
                     continue;
                 }
                 let diff = match sim.load(&abs) {
-                    Ok((text, _)) => unified_diff(&text, "", &diff_label("a", path), "/dev/null"),
+                    Ok((text, _, _)) => {
+                        unified_diff(&text, "", &diff_label("a", path), "/dev/null")
+                    }
                     Err(_) => format!("# Deleted: {path}"),
                 };
                 plan.diffs.push(diff);
@@ -191,7 +203,7 @@ pub fn plan(
                 hunks,
             } => {
                 let abs = resolve(path);
-                let (original, style) = match sim.load(&abs) {
+                let (original, style, disk_hash) = match sim.load(&abs) {
                     Ok(loaded) => loaded,
                     Err(reason) => {
                         errors.push(format!("{path}: {reason}"));
@@ -247,6 +259,7 @@ pub fn plan(
                         plan.actions.push(Action::Write {
                             path: dst.clone(),
                             content: style.encode(&text),
+                            expected: None,
                         });
                         plan.actions.push(Action::Remove(sim.on_disk(&abs)));
                         plan.modified
@@ -258,6 +271,7 @@ pub fn plan(
                         plan.actions.push(Action::Write {
                             path: abs.clone(),
                             content: style.encode(&text),
+                            expected: disk_hash,
                         });
                         plan.modified.push(shown(&abs));
                         sim.overlay.insert(abs, Entry::Text(text, style));
@@ -391,10 +405,22 @@ pub fn apply(plan: &Plan, fs: &dyn FileSystem) -> Vec<String> {
     let mut failures = Vec::new();
     for action in &plan.actions {
         let outcome = match action {
-            Action::Write { path, content } => fs
-                .write_atomic(path, content.as_bytes())
-                .map(|_| ())
-                .map_err(|e| format!("write {}: {e}", path.display())),
+            Action::Write {
+                path,
+                content,
+                expected,
+            } => match expected {
+                Some(expected) => fs.write_atomic_if_unchanged(path, content.as_bytes(), expected),
+                None => fs.write_atomic(path, content.as_bytes()),
+            }
+            .map(|_| ())
+            .map_err(|e| {
+                if crate::files::is_file_changed(&e) {
+                    changed_message(&path.display().to_string())
+                } else {
+                    format!("write {}: {e}", path.display())
+                }
+            }),
             Action::Remove(path) => fs
                 .remove_file(path)
                 .map_err(|e| format!("delete {}: {e}", path.display())),

@@ -1,0 +1,252 @@
+//! Which files the file tools treat as secret: the `[files] secret_files` patterns
+//! (default [`DEFAULT_SECRET_FILES`](crate::settings::DEFAULT_SECRET_FILES): `.env`
+//! and its variants, private keys, credential stores).
+//!
+//! A secret file is never shown to the model: `read_file` refuses it, `search_files`
+//! omits its matches (and its name from file listings), `patch` refuses to edit it (a
+//! failed match would quote it, a diff shows it), `write_file` refuses to overwrite it
+//! (the model would be replacing values it was never shown). Patterns are matched on
+//! the path as written *and* on the canonical target, so a symlink named `notes.txt`
+//! that points at `.env` is secret too.
+//!
+//! Spilled copies — tool results too large for the model's context, saved under
+//! `<home>/results` — hold raw tool output (a terminal's `cat .env`); reading or
+//! searching them applies the full redaction terminal output gets.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::error::RegisterError;
+use crate::files::{FileSystem, canonical_local};
+use crate::home::Home;
+use crate::redact::{redact, redact_file_content};
+use crate::services::CoreServices;
+
+/// One compiled pattern.
+#[derive(Debug)]
+struct Rule {
+    matcher: GlobMatcher,
+    /// `false` for `!pattern` (an exception).
+    secret: bool,
+    /// Matches the whole path (pattern has a `/`) rather than the file name.
+    whole_path: bool,
+    /// Relative to the user's home (`~/…`).
+    in_home: bool,
+}
+
+/// The compiled secret-file policy.
+#[derive(Debug)]
+pub struct SecretFiles {
+    rules: Vec<Rule>,
+}
+
+/// A pattern that does not compile.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid secret_files pattern {pattern:?}: {reason}")]
+pub struct PatternError {
+    /// The pattern as configured.
+    pub pattern: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl SecretFiles {
+    /// Compile `patterns` (see [`crate::settings::FileToolSettings::secret_files`]).
+    pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
+        let mut rules = Vec::with_capacity(patterns.len());
+        for raw in patterns {
+            let (secret, pattern) = match raw.trim().strip_prefix('!') {
+                Some(rest) => (false, rest.trim()),
+                None => (true, raw.trim()),
+            };
+            if pattern.is_empty() {
+                continue;
+            }
+            let (in_home, pattern) = match pattern.strip_prefix("~/") {
+                Some(rest) => (true, rest),
+                None => (false, pattern),
+            };
+            let whole_path = in_home || pattern.contains('/');
+            let matcher = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .case_insensitive(true)
+                .build()
+                .map_err(|err| PatternError {
+                    pattern: raw.clone(),
+                    reason: err.to_string(),
+                })?
+                .compile_matcher();
+            rules.push(Rule {
+                matcher,
+                secret,
+                whole_path,
+                in_home,
+            });
+        }
+        Ok(SecretFiles { rules })
+    }
+
+    /// True when `path` (absolute) is secret by the patterns alone; `home` expands `~/`.
+    pub fn matches(&self, path: &Path, home: Option<&Path>) -> bool {
+        let name = path.file_name().map(Path::new);
+        let mut verdict = false;
+        for rule in &self.rules {
+            let hit = if rule.in_home {
+                home.and_then(|h| path.strip_prefix(h).ok())
+                    .is_some_and(|rel| rule.matcher.is_match(rel))
+            } else if rule.whole_path {
+                rule.matcher.is_match(path)
+            } else {
+                name.is_some_and(|n| rule.matcher.is_match(n))
+            };
+            if hit {
+                verdict = rule.secret;
+            }
+        }
+        verdict
+    }
+
+    /// True when `resolved` is secret as written or as its canonical target on `fs`
+    /// (the user's home is tried as written and canonical too).
+    pub fn is_secret(&self, fs: &dyn FileSystem, resolved: &Path) -> bool {
+        let home = fs.home_dir();
+        let real_home = home.as_deref().map(|h| fs.canonicalize(h));
+        let real = fs.canonicalize(resolved);
+        [resolved, real.as_path()]
+            .iter()
+            .any(|p| self.matches(p, home.as_deref()) || self.matches(p, real_home.as_deref()))
+    }
+}
+
+/// The policy configured in `services`, for building the tool `tool` (an invalid
+/// pattern fails the build: the tool is not served rather than served unguarded).
+pub fn configured(services: &CoreServices, tool: &str) -> Result<Arc<SecretFiles>, RegisterError> {
+    SecretFiles::new(&services.settings.files.secret_files)
+        .map(Arc::new)
+        .map_err(|err| RegisterError::Build {
+            name: tool.to_string(),
+            reason: err.to_string(),
+        })
+}
+
+/// Where spilled results live: `<home>/results` as given and canonical (only on the
+/// local file system, where toolhost's home is).
+pub fn spill_dirs(fs: &dyn FileSystem, home: &Home) -> Vec<PathBuf> {
+    if fs.kind() != "local" {
+        return Vec::new();
+    }
+    let dir = home.results_dir();
+    let real = canonical_local(&dir).unwrap_or_else(|| dir.clone());
+    if real == dir {
+        vec![dir]
+    } else {
+        vec![dir, real]
+    }
+}
+
+/// True when `path` (as walked or resolved; `real` = canonical) is a spilled copy of a
+/// tool result: its text is tool output (a terminal's `cat .env`, an MCP server's
+/// answer), so it is shown with the full redaction terminal output gets (secret
+/// assignments too), not only the shape-based one of source files.
+pub fn is_spilled_copy(spill_dirs: &[PathBuf], path: &Path, real: &Path) -> bool {
+    spill_dirs
+        .iter()
+        .any(|dir| path.starts_with(dir) || real.starts_with(dir))
+}
+
+/// The redaction for text of `path`: full for spilled copies, shape-based otherwise.
+pub fn redact_shown(text: &str, spilled: bool) -> String {
+    if spilled {
+        redact(text).into_owned()
+    } else {
+        redact_file_content(text).into_owned()
+    }
+}
+
+/// The refusal `read_file` / `patch` give for a secret file.
+pub fn secret_refusal(shown: &str) -> String {
+    format!(
+        "Access denied: {shown} is a secret file (environment file, key or credential \
+         store, per the [files] secret_files setting) and is not shown to the model. If \
+         you need its structure, read a template such as .env.example, or ask the user."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::LocalFileSystem;
+    use crate::settings::FileToolSettings;
+
+    fn default_policy() -> SecretFiles {
+        SecretFiles::new(&FileToolSettings::default().secret_files).unwrap()
+    }
+
+    #[test]
+    fn default_patterns_classify_paths() {
+        let policy = default_policy();
+        let home = Some(Path::new("/home/u"));
+        let secret = [
+            "/w/.env",
+            "/w/.ENV",
+            "/w/.env.prod",
+            "/w/.env.backup",
+            "/w/.env.docker",
+            "/w/prod.env",
+            "/w/.envrc",
+            "/w/certs/server.key",
+            "/w/tls.pem",
+            "/home/u/.ssh/id_ed25519",
+            "/srv/x/.ssh/id_rsa",
+            "/home/u/.aws/credentials",
+            "/home/u/.netrc",
+            "/w/.git-credentials",
+        ];
+        for p in secret {
+            assert!(policy.matches(Path::new(p), home), "{p}");
+        }
+        let public = [
+            "/w/.env.example",
+            "/w/.env.sample",
+            "/w/prod.env.example",
+            "/w/src/env.rs",
+            "/w/environment.md",
+            "/home/u/.ssh/id_ed25519.pub",
+            "/home/u/.ssh/known_hosts",
+            "/w/.aws/credentials",
+            "/w/keys.txt",
+        ];
+        for p in public {
+            assert!(!policy.matches(Path::new(p), home), "{p}");
+        }
+    }
+
+    #[test]
+    fn last_matching_pattern_wins() {
+        let policy =
+            SecretFiles::new(&["*.txt".into(), "!notes.txt".into(), "notes.txt".into()]).unwrap();
+        assert!(policy.matches(Path::new("/a/notes.txt"), None));
+        let policy = SecretFiles::new(&["*.txt".into(), "!notes.txt".into()]).unwrap();
+        assert!(!policy.matches(Path::new("/a/notes.txt"), None));
+        assert!(policy.matches(Path::new("/a/other.txt"), None));
+    }
+
+    #[test]
+    fn invalid_pattern_is_an_error_naming_it() {
+        let err = SecretFiles::new(&["a[".into()]).unwrap_err();
+        assert!(err.to_string().contains("a["), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn canonical_target_of_a_symlink_is_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "A=1").unwrap();
+        let link = dir.path().join("innocent.txt");
+        std::os::unix::fs::symlink(dir.path().join(".env"), &link).unwrap();
+        let fs = LocalFileSystem::new(dir.path());
+        assert!(default_policy().is_secret(&fs, &link));
+    }
+}
