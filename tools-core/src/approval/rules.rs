@@ -118,6 +118,11 @@ rules! {
     AMBIGUOUS = "parse.ambiguous", false, "control characters, unusual spaces or look-alike punctuation that bash may read differently";
 }
 
+/// Rules only a human can approve: writes to toolhost's own configuration, state or
+/// plugins would let the agent switch its own approvals off. `mode = "off"`, the smart
+/// approver, allowlists and `no_human = "approve"` never pass them.
+pub static HUMAN_ONLY: &[&Rule] = &[&AGENT_CONFIG];
+
 /// The rule with this key.
 pub fn by_key(key: &str) -> Option<&'static Rule> {
     ALL.iter().copied().find(|rule| rule.key == key)
