@@ -6,7 +6,9 @@
 use super::checks;
 use super::fastpath;
 use super::model::{Arg, Cmd, Input, Placement, Source};
-use super::normalize::normalize;
+use std::borrow::Cow;
+
+use super::normalize::{is_ambiguous, normalize};
 use super::rules::{self, Rule};
 use super::shell;
 use super::verdict::Finding;
@@ -24,6 +26,15 @@ pub(crate) struct Analyzer {
     vars: Vec<(String, String)>,
     /// Files made executable (`chmod +x f`), for "chmod then run".
     executables: Vec<String>,
+    /// Functions defined in the command (name, body text), and those being called.
+    functions: Vec<(String, String)>,
+    calling: Vec<String>,
+    /// Files written earlier in the command, with what they contain as far as known
+    /// (`Produced` when unknown), so running or sourcing them is judged by that content.
+    written: Vec<(String, Source)>,
+    /// The directory a literal `cd` moved to (`~`, `$HOME/...` and absolute paths kept
+    /// as written), for paths relative to it.
+    cwd: Option<String>,
     /// Name of the function whose body is being walked.
     function: Option<String>,
     /// Whether the fast path handled the top-level text (for tests and benches).
@@ -60,13 +71,28 @@ impl Analyzer {
             return Source::Plain;
         }
         self.depth += 1;
-        let text = normalize(text);
+        let normalized = normalize(text);
+        if let Cow::Owned(folded) = &normalized
+            && is_ambiguous(text, folded)
+        {
+            // Bash keeps these characters as parts of words: read the text its way too,
+            // so a removed escape can never hide a `;` or a newline that bash sees.
+            self.flag_rule(&rules::AMBIGUOUS);
+            self.front_end(text);
+        }
+        let out = self.front_end(&normalized);
+        self.depth -= 1;
+        out
+    }
+
+    /// Read `text` with the fast path or the parser and analyse what runs.
+    fn front_end(&mut self, text: &str) -> Source {
         let fast = if self.force_full_parser {
             None
         } else {
-            fastpath::parse(&text)
+            fastpath::parse(text)
         };
-        let out = match fast {
+        match fast {
             Some(pipelines) => {
                 if self.depth == 1 {
                     self.used_fast_path = true;
@@ -85,18 +111,23 @@ impl Analyzer {
                 }
                 out
             }
-            None => shell::analyze(self, &text),
-        };
-        self.depth -= 1;
-        out
+            None => shell::analyze(self, text),
+        }
     }
 
     /// Analyse one simple command whose stdin comes from `stdin`. Returns where its stdout
     /// comes from.
     pub(crate) fn command(&mut self, cmd: &Cmd<'_>, stdin: &Source, place: Placement) -> Source {
+        let out = self.command_inner(cmd, stdin, place);
         for target in &cmd.writes {
-            checks::files::write_target(self, target, "redirection");
+            let target = self.resolve(target);
+            checks::files::write_target(self, &target, "redirection");
+            self.wrote(target.as_str(), target.dynamic, &out);
         }
+        out
+    }
+
+    fn command_inner(&mut self, cmd: &Cmd<'_>, stdin: &Source, place: Placement) -> Source {
         let stdin = match &cmd.input {
             Some(Input::Text(text)) => Source::Literal(text.to_string()),
             Some(Input::Tainted(source)) => source.clone(),
@@ -139,6 +170,105 @@ impl Analyzer {
         self.vars.push((name.to_string(), value.to_string()));
     }
 
+    /// Record an array assignment `name=(a b c)`: `${name[i]}`, `${name[@]}` and `$name`.
+    /// An array with an unknown element is forgotten (its uses stay unresolved).
+    pub(crate) fn set_array(&mut self, name: &str, items: &[Arg<'_>]) {
+        let all = format!("{name}[@]");
+        self.vars
+            .retain(|(n, _)| n != name && n != &all && !is_index_of(n, name));
+        if items.iter().any(|a| a.dynamic) {
+            return;
+        }
+        for (i, item) in items.iter().enumerate() {
+            self.set_var(&format!("{name}[{i}]"), item.as_str());
+        }
+        if let Some(first) = items.first() {
+            self.set_var(name, first.as_str());
+        }
+        let joined: Vec<&str> = items.iter().map(|a| a.as_str()).collect();
+        self.set_var(&all, &joined.join(&shell::LIST_SEP.to_string()));
+    }
+
+    /// Set the positional parameters (`set -- a b`, a call of `sh -c '...' a0 a1`, a
+    /// function call). `with_zero` says whether the first item is `$0`. Unknown values
+    /// leave the parameters unset, so their uses stay unresolved.
+    pub(crate) fn set_positional(&mut self, items: &[Arg<'_>], with_zero: bool) {
+        self.vars.retain(|(n, _)| {
+            !(n == "@" || (n.bytes().all(|b| b.is_ascii_digit()) && (with_zero || n != "0")))
+        });
+        if items.iter().any(|a| a.dynamic) {
+            return;
+        }
+        let start = usize::from(!with_zero);
+        for (i, item) in items.iter().enumerate() {
+            self.set_var(&(i + start).to_string(), item.as_str());
+        }
+        let rest = if with_zero && !items.is_empty() {
+            &items[1..]
+        } else {
+            items
+        };
+        let joined: Vec<&str> = rest.iter().map(|a| a.as_str()).collect();
+        self.set_var("@", &joined.join(&shell::LIST_SEP.to_string()));
+    }
+
+    /// Run `f` with positional parameters set, restoring the previous ones after.
+    pub(crate) fn with_positional<T>(
+        &mut self,
+        items: &[Arg<'_>],
+        with_zero: bool,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved: Vec<(String, String)> = self
+            .vars
+            .iter()
+            .filter(|(n, _)| n == "@" || n.bytes().all(|b| b.is_ascii_digit()))
+            .cloned()
+            .collect();
+        self.set_positional(items, with_zero);
+        let out = f(self);
+        self.vars
+            .retain(|(n, _)| !(n == "@" || n.bytes().all(|b| b.is_ascii_digit())));
+        self.vars.extend(saved);
+        out
+    }
+
+    /// Forget a variable whose new value is unknown.
+    pub(crate) fn forget_var(&mut self, name: &str) {
+        self.vars
+            .retain(|(n, _)| n != name && !is_index_of(n, name));
+    }
+
+    /// Remember a function definition.
+    pub(crate) fn define_function(&mut self, name: &str, body: String) {
+        self.functions.retain(|(n, _)| n != name);
+        self.functions.push((name.to_string(), body));
+    }
+
+    /// The body of a function defined earlier, unless it is being called already.
+    pub(crate) fn function_body(&self, name: &str) -> Option<String> {
+        if self.functions.is_empty() || self.calling.iter().any(|c| c == name) {
+            return None;
+        }
+        self.functions
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b.clone())
+    }
+
+    /// Analyse a call of a function defined earlier, with its arguments as `$1...`.
+    pub(crate) fn call_function(&mut self, name: &str, body: &str, args: &[Arg<'_>]) {
+        self.calling.push(name.to_string());
+        self.with_positional(args, false, |az| az.script(body));
+        self.calling.pop();
+    }
+
+    /// The directory of an earlier literal `cd`, if any.
+    pub(crate) fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
     /// The literal value of a variable assigned earlier in the script.
     pub(crate) fn var(&self, name: &str) -> Option<&str> {
         self.vars
@@ -171,10 +301,104 @@ impl Analyzer {
         }
     }
 
+    /// A path argument as the command sees it: relative paths joined to the directory a
+    /// literal `cd` moved to earlier in the command.
+    pub(crate) fn resolve<'a>(&self, arg: &Arg<'a>) -> Arg<'a> {
+        match &self.cwd {
+            Some(cwd) if !is_rooted(arg.as_str()) => {
+                let rel = arg.as_str();
+                let rel = rel.strip_prefix("./").unwrap_or(rel);
+                let joined = if rel == "." || rel.is_empty() {
+                    cwd.clone()
+                } else {
+                    format!("{}/{rel}", cwd.trim_end_matches('/'))
+                };
+                Arg {
+                    text: Cow::Owned(joined),
+                    dynamic: arg.dynamic,
+                    taint: arg.taint.clone(),
+                }
+            }
+            _ => arg.clone(),
+        }
+    }
+
+    /// `cd DIR` / `pushd DIR`: remember the directory when it is known.
+    pub(crate) fn change_dir(&mut self, target: Option<&Arg<'_>>) {
+        let Some(target) = target else {
+            self.cwd = Some("~".to_string());
+            return;
+        };
+        let text = target.as_str();
+        let agent_home = [
+            "$TOOLHOST_HOME",
+            "${TOOLHOST_HOME}",
+            "$HERMES_HOME",
+            "${HERMES_HOME}",
+        ]
+        .iter()
+        .any(|h| text.starts_with(h));
+        if (target.dynamic && !agent_home) || text == "-" {
+            self.cwd = None;
+            return;
+        }
+        self.cwd = if is_rooted(text) {
+            Some(text.to_string())
+        } else if self.cwd.is_some() {
+            Some(self.resolve(target).as_str().to_string())
+        } else {
+            None
+        };
+    }
+
+    /// Remember that `path` was written with `content`.
+    pub(crate) fn wrote(&mut self, path: &str, dynamic: bool, content: &Source) {
+        if dynamic {
+            return;
+        }
+        let key = file_key(path);
+        let content = match content {
+            Source::Plain => Source::Produced,
+            other => other.clone(),
+        };
+        self.written.retain(|(p, _)| *p != key);
+        self.written.push((key, content));
+    }
+
+    /// What a file written earlier in the command contains, if it was.
+    pub(crate) fn written_file(&self, path: &Arg<'_>) -> Option<Source> {
+        if path.dynamic || self.written.is_empty() {
+            return None;
+        }
+        let key = file_key(self.resolve(path).as_str());
+        self.written
+            .iter()
+            .rev()
+            .find(|(p, _)| *p == key)
+            .map(|(_, s)| s.clone())
+    }
+
     /// Remember a file made executable.
     pub(crate) fn made_executable(&mut self, path: &str) {
         let path = path.strip_prefix("./").unwrap_or(path);
         self.executables.push(path.to_string());
+    }
+
+    /// A file written earlier in the command is run as shell code (`sh f`, `. f`, `./f`):
+    /// judge what it holds. Returns false when the file was not written here.
+    pub(crate) fn run_written(&mut self, path: &Arg<'_>) -> bool {
+        let Some(content) = self.written_file(path) else {
+            return false;
+        };
+        match content {
+            Source::Literal(text) => {
+                self.script(&text);
+            }
+            Source::Remote => self.flag_rule(&rules::DOWNLOAD_THEN_RUN),
+            Source::Decoded => self.flag_rule(&rules::DECODED_TO_SHELL),
+            Source::Produced | Source::Plain => self.flag_rule(&rules::UNRESOLVED),
+        }
+        true
     }
 
     /// True when `word` runs a file made executable earlier in this command.
@@ -185,4 +409,27 @@ impl Analyzer {
         let word = word.strip_prefix("./").unwrap_or(word);
         self.executables.iter().any(|p| p == word)
     }
+}
+
+/// Absolute or home-relative (not joined to a `cd` directory).
+fn is_rooted(path: &str) -> bool {
+    path.starts_with('/')
+        || path == "~"
+        || path.starts_with("~/")
+        || path.starts_with("$HOME")
+        || path.starts_with("${HOME}")
+        || path.starts_with("$TOOLHOST_HOME")
+        || path.starts_with("${TOOLHOST_HOME}")
+}
+
+/// The key a written file is remembered under.
+fn file_key(path: &str) -> String {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    path.replace("${HOME}", "$HOME")
+        .replacen('~', "$HOME", usize::from(path.starts_with('~')))
+}
+
+/// `name[...]`.
+fn is_index_of(var: &str, name: &str) -> bool {
+    var.strip_prefix(name).is_some_and(|r| r.starts_with('['))
 }

@@ -240,6 +240,13 @@ impl ApprovalEngine {
             return GateDecision::Approved { note: None };
         }
         let description = verdict.combined_description();
+        let human_only = verdict
+            .findings
+            .iter()
+            .any(|f| rules::HUMAN_ONLY.contains(&f.rule));
+        if human_only {
+            return self.ask_human_only(check, &display, &verdict);
+        }
         if self.mode == ApprovalMode::Off {
             self.policy(check, &display, &verdict, "off");
             return GateDecision::Approved {
@@ -334,6 +341,59 @@ impl ApprovalEngine {
             Some(choice.as_str()),
         );
         self.apply(check, &pending, &pending_description, choice)
+    }
+
+    /// A command touching toolhost's own configuration: a human decides this time, in
+    /// every mode; nobody to ask means denied.
+    fn ask_human_only(
+        &self,
+        check: &CommandCheck,
+        display: &str,
+        verdict: &Verdict,
+    ) -> GateDecision {
+        let keys = verdict.rule_keys();
+        let description = verdict.combined_description();
+        let request = ApprovalRequest {
+            command: display.to_string(),
+            description: description.clone(),
+            rule_keys: keys.clone(),
+            session_key: check.session_key.clone(),
+            tool_call_id: check.tool_call_id.clone(),
+            allow_always: false,
+            smart_denied: false,
+        };
+        let timeout = Duration::from_secs(self.settings.timeout.max(1));
+        let Some((surface, choice)) = self.ask_human(&request, timeout) else {
+            self.fire(check, display, &description, &keys, "policy", None);
+            self.fire(
+                check,
+                display,
+                &description,
+                &keys,
+                "policy",
+                Some("human_only_deny"),
+            );
+            return GateDecision::Blocked {
+                message: messages::human_only(&description),
+                hardline: false,
+            };
+        };
+        self.fire(
+            check,
+            display,
+            &description,
+            &keys,
+            surface,
+            Some(choice.as_str()),
+        );
+        match choice {
+            Choice::Once | Choice::Session | Choice::Always => GateDecision::Approved {
+                note: Some(format!(
+                    "Command required approval ({description}) and was approved by the user for this run only."
+                )),
+            },
+            other => self.apply(check, &keys, &description, other),
+        }
     }
 
     /// Ask the callback or the terminal; `None` when nobody can be asked.
@@ -551,6 +611,15 @@ pub mod messages {
              (non-interactive session; approvals.no_human = \"deny\"). Do NOT retry or rephrase it. If it is \
              really needed, ask the user to run it, or to allow rule(s) {} in approvals.command_allowlist.",
             keys.join(", ")
+        )
+    }
+
+    /// A human-only rule fired and nobody can be asked.
+    pub fn human_only(description: &str) -> String {
+        format!(
+            "BLOCKED: {description}. Changing toolhost's own configuration, state or plugins \
+             needs a human's approval, and no user is present to give it. Do NOT retry or work \
+             around it; ask the user to make the change."
         )
     }
 

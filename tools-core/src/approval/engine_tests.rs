@@ -654,3 +654,37 @@ fn cli_list_shows_keys_with_descriptions() {
     let rules: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(rules.as_array().unwrap().len(), super::rules::ALL.len());
 }
+
+#[test]
+fn agent_config_writes_need_a_human_in_every_mode() {
+    let f = fixture();
+    let command = "cd ~/.config/toolhost && printf '[approvals]\\nmode = \"off\"\\n' > config.toml";
+    for mode in ["off", "manual"] {
+        let mut s = settings(mode);
+        s.no_human = NoHumanPolicy::Approve;
+        s.command_allowlist = vec!["fs.agent_config_write".into()];
+        let engine = f.engine(s, Surfaces::none());
+        let message = blocked_message(&engine.check(&check(command))).to_string();
+        assert!(message.contains("needs a human"), "{mode}: {message}");
+    }
+    let human = ScriptedHuman::new(vec![Choice::Always]);
+    let engine = f.engine(settings("off"), Surfaces::callback(human.clone()));
+    assert!(approved(&engine.check(&check(command))));
+    assert_eq!(human.asked().len(), 1);
+    assert!(!human.asked()[0].allow_always);
+    // "always" was taken as once: the next write asks again.
+    assert!(!approved(&engine.check(&check(command))));
+    assert_eq!(human.asked().len(), 2);
+}
+
+#[test]
+fn smart_mode_never_judges_agent_config_writes() {
+    let f = fixture();
+    let model = fake_model(vec![(200, "APPROVE")]);
+    let engine = f.engine(smart_settings(&model.url), Surfaces::none());
+    let d = engine.check(&check(
+        "echo 'mode = \"off\"' > ~/.config/toolhost/config.toml",
+    ));
+    assert!(!approved(&d), "{d:?}");
+    assert!(model.requests.lock().unwrap().is_empty());
+}

@@ -78,6 +78,8 @@ mod prompt {
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
+mod fail_closed_tests;
+#[cfg(test)]
 mod oracle_tests;
 #[cfg(test)]
 mod prop_tests;

@@ -16,6 +16,9 @@ pub(crate) enum Source {
     Decoded,
     /// Literal text known statically (`echo 'x'`, a heredoc body).
     Literal(String),
+    /// The output of a program whose output the analyser cannot know (`make_script`,
+    /// `git show HEAD:x`, `sed ... f`): harmless as data, unresolved as code.
+    Produced,
 }
 
 impl Source {

@@ -51,6 +51,21 @@ pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
     Cow::Owned(folded)
 }
 
+/// True when normalisation changed more than carriage returns: bash keeps escape bytes,
+/// control characters, invisible characters and fullwidth or look-alike punctuation as
+/// ordinary characters of a word, so the normalised reading and bash's can differ.
+pub(crate) fn is_ambiguous(raw: &str, normalized: &str) -> bool {
+    let mut a = raw.chars().filter(|c| *c != '\r');
+    let mut b = normalized.chars();
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return false,
+            (x, y) if x == y => {}
+            _ => return true,
+        }
+    }
+}
+
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     match chars.peek().copied() {
         Some('[') => {
@@ -108,6 +123,23 @@ mod tests {
     #[test]
     fn plain_text_is_borrowed() {
         assert!(matches!(normalize("ls -la | wc -l"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn ambiguity_ignores_carriage_returns_only() {
+        let cases = [
+            ("ls\r\n", false),
+            ("echo héllo", false),
+            ("echo ✓", false),
+            ("\u{1b}[31mrm\u{1b}[0m", true),
+            ("ｒｍ", true),
+            ("echo a\u{a0}b", true),
+            ("echo x；rm y", true),
+            ("r\u{200b}m", true),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(is_ambiguous(raw, &normalize(raw)), want, "{raw:?}");
+        }
     }
 
     #[test]

@@ -282,6 +282,76 @@ fn classify_relative(path: &str) -> PathClass {
     PathClass::Other
 }
 
+impl PathClass {
+    /// The more severe of two classes (declaration order is severity order).
+    pub(crate) fn worse(self, other: PathClass) -> PathClass {
+        if (other as u8) < (self as u8) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// For a path that starts visibly rooted (`/`, `~`, `$HOME`), the path with every unknown
+/// expansion (`$X`, `${X...}`, `$(...)`) taken as empty — what bash deletes when the
+/// variable is unset. `None` when the path does not start rooted.
+pub(crate) fn unknowns_empty(path: &str) -> Option<String> {
+    let rooted = path.starts_with('/')
+        || path.starts_with('~')
+        || path.starts_with("$HOME")
+        || path.starts_with("${HOME}");
+    if !rooted {
+        return None;
+    }
+    let (head, rest) = if let Some(r) = path.strip_prefix("${HOME}") {
+        ("$HOME", r)
+    } else if let Some(r) = path.strip_prefix("$HOME") {
+        ("$HOME", r)
+    } else {
+        ("", path)
+    };
+    let mut out = String::from(head);
+    let bytes = rest.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'$' && i + 1 < bytes.len() {
+            let open = bytes[i + 1];
+            if open == b'{' || open == b'(' {
+                let close = if open == b'{' { b'}' } else { b')' };
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                while j < bytes.len() {
+                    if bytes[j] == open {
+                        depth += 1;
+                    } else if bytes[j] == close {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    j += 1;
+                }
+                i = j + 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
+                j += 1;
+            }
+            if j == i + 1 && j < bytes.len() {
+                j += 1; // `$1`, `$@`, `$*`
+            }
+            i = j;
+            continue;
+        }
+        let next = rest[i..].find('$').map_or(rest.len(), |n| i + n.max(1));
+        out.push_str(&rest[i..next]);
+        i = next;
+    }
+    Some(out)
+}
+
 /// True for files whose content is a secret (private keys, credential stores).
 pub(crate) fn is_secret_file(path: &str) -> bool {
     let (_, _, parts) = components(path);

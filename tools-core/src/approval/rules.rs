@@ -83,6 +83,8 @@ rules! {
     DYNAMIC_CODE = "exec.dynamic_code", false, "shell or eval runs code built at run time";
     POWERSHELL_ENCODED = "exec.powershell_encoded", false, "PowerShell encoded command execution";
     CHMOD_THEN_RUN = "exec.chmod_then_run", false, "chmod +x followed by immediate execution";
+    DOWNLOAD_THEN_RUN = "exec.download_then_run", false, "runs a file downloaded earlier in the same command";
+    UNRESOLVED = "exec.unresolved", false, "runs a command or code whose content the analyser cannot resolve";
 
     // --- git ----------------------------------------------------------------------------
     GIT_RESET_HARD = "git.reset_hard", false, "git reset --hard (destroys uncommitted changes)";
@@ -113,7 +115,13 @@ rules! {
     // --- analysis limits (fail closed) -----------------------------------------------------
     UNPARSEABLE = "parse.unparseable", false, "command could not be parsed (unbalanced quotes or invalid syntax)";
     TOO_DEEP = "parse.too_deep", false, "commands nested too deeply to analyse";
+    AMBIGUOUS = "parse.ambiguous", false, "control characters, unusual spaces or look-alike punctuation that bash may read differently";
 }
+
+/// Rules only a human can approve: writes to toolhost's own configuration, state or
+/// plugins would let the agent switch its own approvals off. `mode = "off"`, the smart
+/// approver, allowlists and `no_human = "approve"` never pass them.
+pub static HUMAN_ONLY: &[&Rule] = &[&AGENT_CONFIG];
 
 /// The rule with this key.
 pub fn by_key(key: &str) -> Option<&'static Rule> {

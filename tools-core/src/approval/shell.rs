@@ -99,6 +99,7 @@ fn command(az: &mut Analyzer, command: &ast::Command, stdin: &Source, place: Pla
         }
         ast::Command::Function(def) => {
             let name = def.fname.value.clone();
+            az.define_function(&name, def.body.to_string());
             az.in_function(&name, |az| {
                 compound_command(az, &def.body.0, &Source::Plain, Placement::default())
             });
@@ -277,11 +278,15 @@ fn prefix_or_suffix(
                     }
                 }
                 ast::AssignmentValue::Array(values) => {
+                    let mut items: Vec<Arg<'static>> = Vec::new();
                     for (key, value) in values {
                         if let Some(key) = key {
                             words(az, key);
                         }
-                        words(az, value);
+                        items.extend(words(az, value));
+                    }
+                    if let ast::AssignmentName::VariableName(name) = &assignment.name {
+                        az.set_array(name, &items);
                     }
                 }
             }
@@ -490,6 +495,9 @@ fn tilde(t: &word::TildeExpr) -> String {
 }
 
 fn parameter(az: &mut Analyzer, expr: &ParameterExpr, raw: &str, quoted: bool, acc: &mut Acc) {
+    if home_or_pwd(az, expr, acc) || known_parameter(az, expr, acc) {
+        return;
+    }
     let name = match expr {
         ParameterExpr::Parameter {
             parameter: word::Parameter::Named(name),
@@ -497,10 +505,6 @@ fn parameter(az: &mut Analyzer, expr: &ParameterExpr, raw: &str, quoted: bool, a
         } => Some(name.as_str()),
         _ => None,
     };
-    if name == Some("HOME") {
-        acc.push("$HOME");
-        return;
-    }
     let is_ifs = match expr {
         ParameterExpr::Parameter { parameter, .. } | ParameterExpr::Substring { parameter, .. } => {
             matches!(parameter, word::Parameter::Named(n) if n == "IFS")
@@ -540,6 +544,89 @@ fn parameter(az: &mut Analyzer, expr: &ParameterExpr, raw: &str, quoted: bool, a
     acc.push(raw);
     acc.dynamic = true;
 }
+
+/// `$HOME` in any spelling (`${HOME}`, `${HOME:-x}`, `${HOME:0}`, `${HOME%/}`) stays
+/// `$HOME` for the path rules; trimming a `/...` suffix off it names its parent (`/home`,
+/// or `/` when everything is trimmed). `$PWD` is the directory of an earlier literal
+/// `cd`, else `.`.
+fn home_or_pwd(az: &mut Analyzer, expr: &ParameterExpr, acc: &mut Acc) -> bool {
+    use ParameterExpr as P;
+    let (parameter, trim) = match expr {
+        P::Parameter { parameter, .. }
+        | P::UseDefaultValues { parameter, .. }
+        | P::AssignDefaultValues { parameter, .. }
+        | P::IndicateErrorIfNullOrUnset { parameter, .. }
+        | P::Substring { parameter, .. }
+        | P::RemoveSmallestPrefixPattern { parameter, .. }
+        | P::RemoveLargestPrefixPattern { parameter, .. } => (parameter, None),
+        P::RemoveSmallestSuffixPattern {
+            parameter, pattern, ..
+        } => (parameter, pattern.as_deref().map(|p| (p, false))),
+        P::RemoveLargestSuffixPattern {
+            parameter, pattern, ..
+        } => (parameter, pattern.as_deref().map(|p| (p, true))),
+        _ => return false,
+    };
+    let word::Parameter::Named(name) = parameter else {
+        return false;
+    };
+    match name.as_str() {
+        "HOME" => {
+            match trim {
+                Some((pattern, largest)) if pattern.contains('/') && pattern != "/" => {
+                    acc.push(if largest { "/" } else { "/home" });
+                    acc.dynamic = true;
+                }
+                _ => acc.push("$HOME"),
+            }
+            true
+        }
+        "PWD" if trim.is_none() => {
+            let cwd = az.cwd().unwrap_or(".").to_string();
+            acc.push(&cwd);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Positional parameters (`$1`, `"$@"`, set by `sh -c '...' a0 a1`, `set --` or a
+/// function call) and array elements (`${a[1]}`, `"${a[@]}"`) assigned literally earlier.
+fn known_parameter(az: &mut Analyzer, expr: &ParameterExpr, acc: &mut Acc) -> bool {
+    let ParameterExpr::Parameter {
+        parameter,
+        indirect: false,
+    } = expr
+    else {
+        return false;
+    };
+    let (key, list) = match parameter {
+        word::Parameter::Positional(n) => (n.to_string(), false),
+        word::Parameter::Special(word::SpecialParameter::AllPositionalParameters { .. }) => {
+            ("@".to_string(), true)
+        }
+        word::Parameter::NamedWithIndex { name, index } => (format!("{name}[{index}]"), false),
+        word::Parameter::NamedWithAllIndices { name, .. } => (format!("{name}[@]"), true),
+        _ => return false,
+    };
+    let Some(value) = az.var(&key).map(str::to_string) else {
+        return false;
+    };
+    if list {
+        for (i, item) in value.split(LIST_SEP).filter(|v| !v.is_empty()).enumerate() {
+            if i > 0 {
+                acc.split();
+            }
+            acc.push(item);
+        }
+    } else {
+        acc.push(&value);
+    }
+    true
+}
+
+/// Separates the items of a list value (`"$@"`, `"${a[@]}"`) in the analyser's variables.
+pub(crate) const LIST_SEP: char = '\u{1f}';
 
 /// Resolve a nested word (e.g. a default value) to text.
 fn resolve_inline(az: &mut Analyzer, text: &str) -> String {

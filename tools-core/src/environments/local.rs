@@ -37,6 +37,9 @@ pub struct LocalEnvironment {
     shell: String,
     passthrough: Vec<String>,
     default_cwd: String,
+    /// The kernel floor applied to every command (`terminal.local.confine`).
+    #[cfg(target_os = "linux")]
+    confinement: Option<std::sync::Arc<super::confine::Confinement>>,
 }
 
 impl LocalEnvironment {
@@ -54,7 +57,31 @@ impl LocalEnvironment {
             shell: host_shell(),
             passthrough,
             default_cwd,
+            #[cfg(target_os = "linux")]
+            confinement: None,
         }
+    }
+
+    /// Confine every command as `settings` say (Linux; elsewhere a warning when asked).
+    pub fn confined(
+        mut self,
+        settings: &super::settings::LocalSettings,
+        toolhost_home: &Path,
+    ) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            self.confinement = super::confine::from_settings(
+                settings,
+                Path::new(&self.default_cwd),
+                toolhost_home,
+            );
+        }
+        #[cfg(not(target_os = "linux"))]
+        if settings.confine != super::settings::ConfineMode::Off {
+            let _ = toolhost_home;
+            tracing::warn!("terminal.local.confine needs Linux; commands run unconfined");
+        }
+        self
     }
 
     pub(crate) fn command(&self, request: SpawnRequest) -> LocalCommand {
@@ -75,6 +102,8 @@ impl LocalEnvironment {
             stdin: request.stdin,
             pty: request.pty,
             new_session: false,
+            #[cfg(target_os = "linux")]
+            confine: self.confinement.clone(),
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct LocalCommand {
     /// terminal), not only of a new process group. Everything it starts stays in the
     /// group unless it moves itself out. (A PTY always gets a new session.)
     pub new_session: bool,
+    /// Kernel confinement applied in the child before exec.
+    #[cfg(target_os = "linux")]
+    pub confine: Option<std::sync::Arc<super::confine::Confinement>>,
 }
 
 /// Exit code as a shell reports it: the code, or 128 + signal.
@@ -161,6 +164,8 @@ impl LocalChild {
         } else {
             cmd.process_group(0);
         }
+        #[cfg(target_os = "linux")]
+        super::confine::attach(&mut cmd, spec.confine.clone());
         let (reader, writer) = std::io::pipe()?;
         cmd.stdout(writer.try_clone()?);
         cmd.stderr(writer);
@@ -199,6 +204,12 @@ impl LocalChild {
         }
         if let Some(cwd) = &spec.cwd {
             cmd = cmd.current_dir(cwd);
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(confinement) = spec.confine.clone() {
+            // SAFETY: the hook only makes system calls on data prepared before the fork
+            // (see `confine::Confinement::apply_in_child`); it allocates nothing.
+            cmd = unsafe { cmd.pre_exec(super::confine::hook(confinement)) };
         }
         let child = cmd.spawn(pts).map_err(to_io)?;
         let master: std::os::fd::OwnedFd = pty.into();

@@ -248,9 +248,10 @@ impl EnvironmentManager {
         let s = &self.settings;
         let image = over.image.as_deref();
         Ok(match kind {
-            BackendKind::Local => {
-                Arc::new(LocalEnvironment::new(&s.cwd, s.env_passthrough.clone()))
-            }
+            BackendKind::Local => Arc::new(
+                LocalEnvironment::new(&s.cwd, s.env_passthrough.clone())
+                    .confined(&s.local, self.home.root()),
+            ),
             BackendKind::Sandbox => Arc::new(SandboxEnvironment::new(
                 &s.sandbox,
                 &s.cwd,

@@ -22,6 +22,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub mod capture;
+#[cfg(target_os = "linux")]
+pub mod confine;
 pub mod daytona;
 pub mod docker;
 mod docker_api;

@@ -199,6 +199,7 @@ impl Environment for SandboxEnvironment {
             // its parent-death signal, bwrap leaves that tree running. In our group, the
             // group kill reaches the sandbox's pid 1 and, through it, everything inside.
             new_session: true,
+            ..LocalCommand::default()
         })
         .map_err(|source| EnvError::Spawn {
             backend: BackendKind::Sandbox,

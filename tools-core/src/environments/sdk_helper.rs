@@ -113,6 +113,7 @@ pub fn command(
         stdin,
         pty: false,
         new_session: false,
+        ..LocalCommand::default()
     }
 }
 

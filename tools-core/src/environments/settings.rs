@@ -57,6 +57,8 @@ pub struct TerminalSettings {
     pub modal: ModalSettings,
     /// `[terminal.daytona]`.
     pub daytona: DaytonaSettings,
+    /// `[terminal.local]`.
+    pub local: LocalSettings,
 }
 
 impl Default for TerminalSettings {
@@ -80,8 +82,36 @@ impl Default for TerminalSettings {
             singularity: SingularitySettings::default(),
             modal: ModalSettings::default(),
             daytona: DaytonaSettings::default(),
+            local: LocalSettings::default(),
         }
     }
+}
+
+/// `[terminal.local]`: the local backend's kernel confinement (Linux).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct LocalSettings {
+    /// `"off"` (default), `"floor"` or `"workspace"`; see [`ConfineMode`].
+    pub confine: ConfineMode,
+    /// Extra paths confined commands may write beneath.
+    pub writable: Vec<String>,
+}
+
+/// `terminal.local.confine`: what the kernel lets a local command write and call.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfineMode {
+    /// No kernel confinement: the approval analyser alone.
+    #[default]
+    Off,
+    /// System directories, block devices, `/proc/sysrq-trigger` and toolhost's own
+    /// configuration, state and plugins read-only; the working directory, the rest of the
+    /// home, `/tmp` and `writable` paths writable; reboot, kexec, module loading, swap,
+    /// mounts and `kill(-1)` denied.
+    Floor,
+    /// Writes only beneath the working directory, `/tmp` and `writable` paths (like
+    /// codex's workspace-write); the same system calls denied.
+    Workspace,
 }
 
 /// The default image of the container backends (Hermes' choice: Python + Node).

@@ -153,6 +153,7 @@ impl Environment for SingularityEnvironment {
             stdin: request.stdin,
             pty: false,
             new_session: false,
+            ..LocalCommand::default()
         })
         .map_err(|source| EnvError::Spawn {
             backend: BackendKind::Singularity,

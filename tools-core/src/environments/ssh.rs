@@ -117,6 +117,7 @@ fn start_master(settings: &SshSettings, control_path: &str) -> Result<LocalChild
         stdin: StdinMode::Null,
         pty: false,
         new_session: false,
+        ..LocalCommand::default()
     })
     .map_err(|source| EnvError::Spawn {
         backend: BackendKind::Ssh,
@@ -236,6 +237,7 @@ impl SshEnvironment {
             stdin,
             pty: false,
             new_session: false,
+            ..LocalCommand::default()
         }
     }
 }

@@ -191,7 +191,13 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
         Some(script) if script.as_str() != "-" => match &script.taint {
             Some(Source::Remote) => az.flag_rule(&rules::REMOTE_PROCSUB),
             Some(_) => az.flag_rule(&rules::DECODED_TO_SHELL),
-            None => {}
+            None => match az.written_file(script) {
+                Some(Source::Literal(text)) => code(az, lang, &text, true),
+                Some(Source::Remote) => az.flag_rule(&rules::DOWNLOAD_THEN_RUN),
+                Some(Source::Decoded) => az.flag_rule(&rules::DECODED_TO_SHELL),
+                Some(_) => az.flag_rule(&rules::UNRESOLVED),
+                None => {}
+            },
         },
         _ => stdin_code(az, stdin, Some(lang)),
     }

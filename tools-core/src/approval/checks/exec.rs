@@ -48,7 +48,9 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
     let operand = rest.get(i);
     if command_flag {
         if let Some(payload) = operand {
-            code_string(az, payload);
+            // `sh -c '...' arg0 arg1`: the words after the payload are `$0`, `$1`, ...
+            let params = &rest[(i + 1).min(rest.len())..];
+            az.with_positional(params, true, |az| code_string(az, payload));
         }
         return;
     }
@@ -57,8 +59,13 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
             Some(Source::Remote) => az.flag_rule(&rules::REMOTE_PROCSUB),
             Some(_) => az.flag_rule(&rules::DECODED_TO_SHELL),
             None => {
-                if script.as_str() == "/dev/stdin" {
+                if matches!(
+                    script.as_str(),
+                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+                ) {
                     stdin_code(az, stdin, None);
+                } else if !az.run_written(script) && script.dynamic {
+                    az.flag_rule(&rules::UNRESOLVED);
                 }
             }
         },
@@ -94,6 +101,7 @@ pub(crate) fn stdin_code(az: &mut Analyzer, stdin: &Source, lang: Option<Lang>) 
                 code(az, lang, &text, true);
             }
         },
+        Source::Produced => az.flag_rule(&rules::UNRESOLVED),
         Source::Plain => {}
     }
 }
@@ -122,7 +130,62 @@ pub(crate) fn source(az: &mut Analyzer, args: &[Arg<'_>]) {
             }
             (Some(Source::Remote), _) => az.flag_rule(&rules::REMOTE_CMDSUB),
             (Some(_), _) => az.flag_rule(&rules::DECODED_TO_SHELL),
-            _ => {}
+            (None, dynamic) => {
+                if !az.run_written(file) && dynamic {
+                    az.flag_rule(&rules::UNRESOLVED);
+                }
+            }
+        }
+    }
+}
+
+/// `set -- a b`: the positional parameters.
+pub(crate) fn set(az: &mut Analyzer, args: &[Arg<'_>]) {
+    if let Some(i) = args.iter().position(|a| a.as_str() == "--") {
+        az.set_positional(&args[i + 1..], false);
+    }
+}
+
+/// `read [-r] [-a arr] a b <<< "text"`: variables from a literal input.
+pub(crate) fn read(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
+    let mut names: Vec<&str> = Vec::new();
+    let mut array: Option<&str> = None;
+    let mut i = 1;
+    while i < args.len() {
+        let w = args[i].as_str();
+        match w {
+            "-a" => {
+                array = args.get(i + 1).map(|a| a.as_str());
+                i += 1;
+            }
+            "-d" | "-n" | "-N" | "-p" | "-t" | "-u" | "-i" => i += 1,
+            w if w.starts_with('-') => {}
+            w => names.push(w),
+        }
+        i += 1;
+    }
+    let text = match stdin {
+        Source::Literal(text) => Some(text.lines().next().unwrap_or_default().to_string()),
+        _ => None,
+    };
+    let Some(text) = text else {
+        // Unknown input: the variables are unknown from here on.
+        for name in names.iter().chain(array.iter()) {
+            az.forget_var(name);
+        }
+        return;
+    };
+    if let Some(array) = array {
+        let items: Vec<Arg<'_>> = text.split_whitespace().map(Arg::literal).collect();
+        az.set_array(array, &items);
+    }
+    let mut words = text.split_whitespace();
+    for (k, name) in names.iter().enumerate() {
+        if k + 1 == names.len() {
+            let rest: Vec<&str> = words.by_ref().collect();
+            az.set_var(name, &rest.join(" "));
+        } else {
+            az.set_var(name, words.next().unwrap_or_default());
         }
     }
 }

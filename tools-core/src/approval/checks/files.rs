@@ -32,6 +32,7 @@ pub(crate) fn write_target(az: &mut Analyzer, target: &Arg<'_>, via: &str) {
 }
 
 pub(crate) fn write_target_via(az: &mut Analyzer, target: &Arg<'_>, via: Via) {
+    let target = &az.resolve(target);
     let class = classify(target.as_str(), target.dynamic);
     let finding = match class {
         PathClass::RawDevice => Finding::new(&rules::WRITE_DEVICE),
@@ -109,7 +110,16 @@ pub(crate) fn rm(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
 
 /// The hardline part of a recursive delete.
 fn recursive_delete_target(az: &mut Analyzer, target: &Arg<'_>) {
-    match classify(target.as_str(), target.dynamic) {
+    let target = &az.resolve(target);
+    let mut class = classify(target.as_str(), target.dynamic);
+    if target.dynamic {
+        // `rm -rf "$HOME/$DIR"`, `rm -rf /$X`: an unknown part may be empty.
+        az.flag_rule(&rules::UNRESOLVED);
+        if let Some(visible) = paths::unknowns_empty(target.as_str()) {
+            class = class.worse(classify(&visible, false));
+        }
+    }
+    match class {
         PathClass::Root => az.flag_rule(&rules::RM_ROOT),
         PathClass::SystemDir => az.flag_rule(&rules::RM_SYSTEM_DIR),
         PathClass::Home => az.flag_rule(&rules::RM_HOME),
@@ -174,7 +184,10 @@ pub(crate) fn find(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Sourc
         .collect();
     let worst_start = start_paths
         .iter()
-        .map(|a| classify(a.as_str(), a.dynamic))
+        .map(|a| {
+            let a = az.resolve(a);
+            classify(a.as_str(), a.dynamic)
+        })
         .find(|c| matches!(c, PathClass::Root | PathClass::SystemDir | PathClass::Home));
     let hardline = |az: &mut Analyzer| match worst_start {
         Some(PathClass::Root) => az.flag_rule(&rules::RM_ROOT),
@@ -377,7 +390,8 @@ pub(crate) fn dd(az: &mut Analyzer, args: &[Arg<'_>]) {
         let Some(target) = a.as_str().strip_prefix("of=") else {
             continue;
         };
-        let class = classify(target, a.dynamic);
+        let target = az.resolve(&Arg::literal(target));
+        let class = classify(target.as_str(), a.dynamic);
         match class {
             PathClass::RawDevice => az.flag_rule(&rules::DD_DEVICE),
             PathClass::Sysrq => az.flag_rule(&rules::SYSRQ),
@@ -474,6 +488,7 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
             az.flag_rule(&rules::SECRET_READ);
         }
         if name == "mv" {
+            let src = &az.resolve(src);
             match classify(src.as_str(), src.dynamic) {
                 PathClass::Root => az.flag_rule(&rules::RM_ROOT),
                 PathClass::SystemDir => az.flag_rule(&rules::RM_SYSTEM_DIR),
@@ -485,11 +500,13 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
 }
 
 /// `tee [-a] FILE...`.
-pub(crate) fn tee(az: &mut Analyzer, args: &[Arg<'_>], _stdin: &Source) {
+pub(crate) fn tee(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
     let rest = &args[1..];
     let items = options::parse(rest, &RM_SPEC);
     for i in options::operands(&items) {
         write_target_via(az, &rest[i], Via::Tee);
+        let target = az.resolve(&rest[i]);
+        az.wrote(target.as_str(), target.dynamic, stdin);
     }
 }
 

@@ -9,6 +9,7 @@
 pub(crate) mod code;
 pub(crate) mod data;
 pub(crate) mod exec;
+pub(crate) mod fetch;
 pub(crate) mod files;
 pub(crate) mod git;
 pub(crate) mod infra;
@@ -89,6 +90,9 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
         if az.runs_fresh_executable(word) {
             az.flag_rule(&super::rules::CHMOD_THEN_RUN);
         }
+        if word.contains('/') {
+            az.run_written(first);
+        }
         if let Some(path) = word.strip_prefix("/etc/init.d/") {
             system::init_script(az, path, args);
             return Source::Plain;
@@ -102,6 +106,9 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
 }
 
 fn dynamic_name(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source {
+    // The command that runs is not known: ask (fail closed), and still try it as every
+    // known command so a hardline-shaped rest (`$x -rf /`) is blocked.
+    az.flag_rule(&super::rules::UNRESOLVED);
     let word = args[0].as_str();
     let base = word.rsplit('/').next().unwrap_or(word);
     let glob = !args[0].dynamic;
@@ -126,6 +133,11 @@ fn dynamic_name(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source {
 
 /// Dispatch on the command name. Returns where the command's output comes from.
 fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> Source {
+    if let Some(body) = az.function_body(name) {
+        // A function defined earlier in the command: its body runs with these arguments.
+        // The command's own rules still apply (`command rm` skips the function).
+        az.call_function(name, &body, &args[1..]);
+    }
     match name {
         // --- files --------------------------------------------------------------------
         "rm" | "unlink" | "rmdir" => files::rm(az, name, args),
@@ -140,11 +152,27 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "chown" | "chgrp" => files::chown(az, args),
         "dd" => files::dd(az, args),
         "cp" | "mv" | "ln" | "rsync" | "scp" => files::copy(az, name, args),
-        "tee" => files::tee(az, args, stdin),
+        "tee" => {
+            files::tee(az, args, stdin);
+            return stdin.clone();
+        }
         "sed" => files::sed(az, args),
         "truncate" => files::truncate(az, args),
         "cat" | "less" | "more" | "head" | "tail" | "od" | "hexdump" | "strings" | "bat"
-        | "tac" | "nl" => files::read(az, args),
+        | "tac" | "nl" => {
+            files::read(az, args);
+            if name == "cat" && args.len() == 1 {
+                // `cat <<EOF` / `echo x | cat`: passes its input along.
+                return stdin.clone();
+            }
+            return stdin.taint().unwrap_or_default();
+        }
+        "set" => exec::set(az, args),
+        "read" => exec::read(az, args, stdin),
+        "cd" | "pushd" => {
+            az.change_dir(args[1..].iter().find(|a| !a.as_str().starts_with('-')));
+            return Source::Plain;
+        }
         "base64" | "xxd" => {
             files::read(az, args);
             if *stdin == Source::Remote {
@@ -169,6 +197,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "lwp-request" | "nc"
         | "ncat" | "netcat" | "socat" => {
             files::upload(az, name, args);
+            fetch::record(az, name, args);
             return Source::Remote;
         }
         "echo" | "printf" => return exec::echo(args),
@@ -221,5 +250,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         // Passing remote or decoded content along (`curl | gunzip | sh`).
         return taint;
     }
-    Source::Plain
+    // Whatever a program prints is unknown: data for the next stage, unresolved code
+    // for a shell or interpreter reading it.
+    Source::Produced
 }

@@ -1,0 +1,505 @@
+//! The kernel floor of the local backend: a confinement applied in the child process
+//! between `fork` and `exec`, so it holds even when the approval analyser is fooled.
+//!
+//! - **Landlock** (Linux ≥ 5.13): every write-like file-system right is handled, and
+//!   granted only beneath the writable roots — the working directory, `/tmp`, `/var/tmp`,
+//!   `/dev/shm`, the entries of the user's home directory except toolhost's own home
+//!   (its `config.toml`, `plugins/` and `state/` stay read-only; `results/` stays
+//!   writable), and configured extra paths — plus the harmless character devices
+//!   (`/dev/null`, `/dev/tty`, `/dev/pts`, ...). System directories, block devices and
+//!   `/proc/sysrq-trigger` are therefore read-only. Landlock only ever allows, so the
+//!   read-only parts of the home are carved out by granting its other entries one by
+//!   one: a file created directly in `$HOME` after the environment started is read-only
+//!   to confined commands.
+//! - **seccomp**: `reboot`, `kexec_load`, `kexec_file_load`, module loading and unloading,
+//!   `swapon`/`swapoff`, `mount`/`umount2`/`pivot_root`, and `kill`/`tgkill` with pid −1
+//!   fail with `EPERM`.
+//!
+//! Both need `no_new_privs`, so set-uid programs (`sudo`) do not gain privileges inside
+//! a confined command. The ruleset and the BPF program are built once, in the parent;
+//! the child only makes three system calls (async-signal-safe, no allocation). Where the
+//! kernel lacks Landlock or seccomp the host says so once and relies on the analyser.
+//! `terminal.local.confine` selects the mode (see [`ConfineMode`]); commands with a
+//! pseudo-terminal are confined the same way.
+
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Once};
+
+use landlock::{
+    ABI, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+pub use super::settings::{ConfineMode, LocalSettings};
+
+/// Why a confinement could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    /// Building the Landlock ruleset failed.
+    #[error("landlock ruleset: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+    /// Compiling the seccomp filter failed.
+    #[error("seccomp filter: {0}")]
+    Seccomp(#[from] seccompiler::BackendError),
+    /// This architecture has no seccomp filter here.
+    #[error("seccomp filter: unsupported architecture {0}")]
+    Arch(&'static str),
+}
+
+/// What a confined command may write.
+#[derive(Clone, Debug, Default)]
+pub struct WritableRoots {
+    /// Directories (and files) written freely beneath...
+    pub roots: Vec<PathBuf>,
+    /// ...except these, which stay read-only even beneath a root (toolhost's own files).
+    pub protected: Vec<PathBuf>,
+}
+
+impl WritableRoots {
+    /// The roots of `mode` for a backend working in `workdir`: the working directory,
+    /// `/tmp`, `/var/tmp`, `/dev/shm`, `extra`, and (floor mode) `home`; toolhost's
+    /// `config.toml`, `plugins/` and `state/` under `toolhost_home` protected. Paths are
+    /// compared canonically (a symlinked home protects its real location).
+    pub fn for_mode(
+        mode: ConfineMode,
+        workdir: &Path,
+        home: Option<&Path>,
+        toolhost_home: &Path,
+        extra: &[PathBuf],
+    ) -> Self {
+        let mut roots = vec![
+            workdir.to_path_buf(),
+            PathBuf::from("/tmp"),
+            PathBuf::from("/var/tmp"),
+            PathBuf::from("/dev/shm"),
+        ];
+        roots.extend(extra.iter().cloned());
+        if mode == ConfineMode::Floor
+            && let Some(home) = home
+        {
+            roots.push(home.to_path_buf());
+        }
+        let protected = ["config.toml", "plugins", "state"]
+            .iter()
+            .map(|p| toolhost_home.join(p))
+            .collect();
+        WritableRoots {
+            roots: roots.iter().map(|p| canonical(p)).collect(),
+            protected: protected_paths(protected),
+        }
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Protected paths, canonical where they exist; a missing one is protected by its
+/// nearest existing ancestor's canonical spelling plus the rest.
+fn protected_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths
+        .into_iter()
+        .map(|p| match (p.parent(), p.file_name()) {
+            (Some(parent), Some(name)) if !p.exists() => canonical(parent).join(name),
+            _ => canonical(&p),
+        })
+        .collect()
+}
+
+/// Character devices every command may write (and use ioctls on).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// A prepared confinement, shared by every command of an environment.
+#[derive(Debug)]
+pub struct Confinement {
+    landlock: Option<OwnedFd>,
+    seccomp: Option<BpfProgram>,
+}
+
+static UNSUPPORTED: Once = Once::new();
+
+impl Confinement {
+    /// Build the Landlock ruleset for `writable` and the seccomp filter. Parts the kernel
+    /// lacks are left out (said once on stderr via the log).
+    pub fn prepare(writable: &WritableRoots) -> Result<Self, ConfineError> {
+        let landlock = landlock_ruleset(writable)?;
+        let seccomp = match seccomp_filter() {
+            Ok(prog) => Some(prog),
+            Err(ConfineError::Arch(arch)) => {
+                tracing::warn!(arch, "no seccomp filter for this architecture");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        if landlock.is_none() {
+            UNSUPPORTED.call_once(|| {
+                tracing::warn!(
+                    "this kernel has no Landlock: confined commands are judged by the approval analyser alone"
+                );
+            });
+        }
+        Ok(Confinement { landlock, seccomp })
+    }
+
+    /// True when Landlock is part of this confinement.
+    pub fn has_landlock(&self) -> bool {
+        self.landlock.is_some()
+    }
+
+    /// Apply to the calling process. Meant for the child between `fork` and `exec`: it
+    /// makes only system calls and allocates nothing.
+    pub fn apply_in_child(&self) -> std::io::Result<()> {
+        // SAFETY: prctl with integer arguments; no memory is passed.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if let Some(fd) = &self.landlock {
+            // SAFETY: landlock_restrict_self takes a ruleset fd (owned by `self`, alive
+            // for the call) and flags; no memory is passed.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_restrict_self,
+                    fd.as_raw_fd(),
+                    0 as libc::c_uint,
+                )
+            };
+            if rc != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if let Some(prog) = &self.seccomp {
+            seccompiler::apply_filter(prog).map_err(|e| match e {
+                seccompiler::Error::Seccomp(io) | seccompiler::Error::Prctl(io) => io,
+                _ => std::io::Error::from_raw_os_error(libc::EINVAL),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The confinement `settings` ask for, for a backend working in `workdir`; `None` when
+/// off, or when it cannot be prepared (logged: the analyser alone then guards).
+pub fn from_settings(
+    settings: &LocalSettings,
+    workdir: &Path,
+    toolhost_home: &Path,
+) -> Option<Arc<Confinement>> {
+    if settings.confine == ConfineMode::Off {
+        return None;
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let extra: Vec<PathBuf> = settings.writable.iter().map(PathBuf::from).collect();
+    let roots = WritableRoots::for_mode(
+        settings.confine,
+        workdir,
+        home.as_deref(),
+        toolhost_home,
+        &extra,
+    );
+    match Confinement::prepare(&roots) {
+        Ok(c) => Some(Arc::new(c)),
+        Err(error) => {
+            tracing::error!(%error, "terminal.local.confine: cannot confine local commands");
+            None
+        }
+    }
+}
+
+/// A `pre_exec` hook applying `confinement` (for command builders other than
+/// `std::process::Command`, such as the pseudo-terminal one).
+pub fn hook(
+    confinement: Arc<Confinement>,
+) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+    move || confinement.apply_in_child()
+}
+
+/// Register `confinement` to be applied in the child of `cmd` before it execs.
+pub fn attach(cmd: &mut std::process::Command, confinement: Option<Arc<Confinement>>) {
+    let Some(confinement) = confinement else {
+        return;
+    };
+    // SAFETY: the closure runs between fork and exec; `apply_in_child` only makes system
+    // calls (prctl, landlock_restrict_self, seccomp) on data prepared before the fork, and
+    // allocates nothing.
+    unsafe {
+        cmd.pre_exec(hook(confinement));
+    }
+}
+
+fn landlock_ruleset(writable: &WritableRoots) -> Result<Option<OwnedFd>, ConfineError> {
+    let abi = ABI::V7;
+    let write = AccessFs::from_write(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(write)?
+        .create()?;
+    let mut rules: Vec<PathBuf> = Vec::new();
+    for root in &writable.roots {
+        carve_entry(root, &writable.protected, &mut rules);
+    }
+    rules.extend(DEVICES.iter().map(PathBuf::from));
+    for path in rules {
+        // Paths that do not exist (no /var/tmp, a missing extra root) are skipped.
+        let Ok(fd) = PathFd::new(&path) else {
+            continue;
+        };
+        let access = if path.is_dir() {
+            write
+        } else {
+            write & AccessFs::from_file(abi)
+        };
+        // A path the kernel refuses (a pseudo file system) is left read-only.
+        if let Err(e) = (&mut ruleset).add_rule(PathBeneath::new(fd, access)) {
+            tracing::debug!(path = %path.display(), error = %e, "landlock rule skipped");
+        }
+    }
+    Ok(Option::<OwnedFd>::from(ruleset))
+}
+
+/// Grant `path` unless it is protected; descend into directories holding a protected
+/// path (`~/.config` holding `~/.config/toolhost`) and grant their other entries.
+fn carve_entry(path: &Path, protected: &[PathBuf], rules: &mut Vec<PathBuf>) {
+    if protected.iter().any(|p| p == path) {
+        return;
+    }
+    if protected.iter().any(|p| p.starts_with(path)) {
+        if let Ok(entries) = std::fs::read_dir(path) {
+            for entry in entries.flatten() {
+                carve_entry(&entry.path(), protected, rules);
+            }
+        }
+        return;
+    }
+    rules.push(path.to_path_buf());
+}
+
+/// System calls denied (`EPERM`) to confined commands; `None` args = always.
+fn seccomp_filter() -> Result<BpfProgram, ConfineError> {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => TargetArch::x86_64,
+        "aarch64" => TargetArch::aarch64,
+        "riscv64" => TargetArch::riscv64,
+        other => return Err(ConfineError::Arch(other)),
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in [
+        libc::SYS_reboot,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+    ] {
+        rules.insert(nr, Vec::new());
+    }
+    // kill(-1, sig) and tgkill(-1, ...): every process.
+    let all = u64::from(u32::MAX);
+    for nr in [libc::SYS_kill, libc::SYS_tgkill] {
+        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, all)?;
+        rules.insert(nr, vec![SeccompRule::new(vec![cond])?]);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )?;
+    Ok(BpfProgram::try_from(filter)?)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Real bash through the confinement. Harmless even if confinement silently failed:
+    //! the canary is written in a temporary directory, `kill -0 -1` sends no signal, and
+    //! `reboot` is called with an invalid magic number.
+    use super::*;
+    use std::process::Command;
+
+    fn confined_bash(script: &str, writable: &WritableRoots) -> std::process::Output {
+        let confinement = Arc::new(Confinement::prepare(writable).unwrap());
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c").arg(script);
+        attach(&mut cmd, Some(confinement));
+        cmd.output().unwrap()
+    }
+
+    fn landlock_available() -> bool {
+        // SAFETY: the version query passes no memory (null attr, size 0).
+        let abi = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                1u32,
+            )
+        };
+        abi >= 1
+    }
+
+    #[test]
+    fn writes_outside_the_writable_roots_fail_and_inside_succeed() {
+        if !landlock_available() {
+            eprintln!("kernel without Landlock: nothing to test");
+            return;
+        }
+        let work = tempfile::tempdir().unwrap();
+        let protected = tempfile::tempdir().unwrap();
+        let canary = protected.path().join("canary");
+        let ok = work.path().join("ok");
+        let writable = WritableRoots {
+            roots: vec![work.path().to_path_buf()],
+            protected: Vec::new(),
+        };
+        let out = confined_bash(
+            &format!(
+                "echo x > '{}'; echo $? ; echo y > '{}' && echo wrote; echo z > /dev/null && echo devnull",
+                canary.display(),
+                ok.display()
+            ),
+            &writable,
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!canary.exists(), "canary written: {stdout}");
+        assert!(
+            ok.exists(),
+            "{stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("wrote") && stdout.contains("devnull"),
+            "{stdout}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn home_is_writable_except_the_protected_entries() {
+        if !landlock_available() {
+            eprintln!("kernel without Landlock: nothing to test");
+            return;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join(".config");
+        let toolhost = config.join("toolhost");
+        std::fs::create_dir_all(&toolhost).unwrap();
+        std::fs::create_dir_all(config.join("other")).unwrap();
+        std::fs::write(toolhost.join("config.toml"), "mode = \"manual\"\n").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let writable = WritableRoots::for_mode(
+            ConfineMode::Floor,
+            work.path(),
+            Some(home.path()),
+            &toolhost,
+            &[],
+        );
+        let out = confined_bash(
+            &format!(
+                "cd '{}' && printf 'mode = \"off\"\\n' > config.toml; echo ok > '{}/other/f'",
+                toolhost.display(),
+                config.display()
+            ),
+            &writable,
+        );
+        assert_eq!(
+            std::fs::read_to_string(toolhost.join("config.toml")).unwrap(),
+            "mode = \"manual\"\n",
+            "{out:?}"
+        );
+        assert!(config.join("other/f").exists(), "{out:?}");
+    }
+
+    #[test]
+    fn the_local_backend_confines_its_commands_as_configured() {
+        use crate::environments::local::LocalEnvironment;
+        use crate::environments::{Environment, SpawnRequest, StdinMode};
+        if !landlock_available() {
+            eprintln!("kernel without Landlock: nothing to test");
+            return;
+        }
+        let work = tempfile::tempdir().unwrap();
+        let toolhost = tempfile::tempdir().unwrap();
+        let config = toolhost.path().join("config.toml");
+        std::fs::write(&config, "[approvals]\nmode = \"manual\"\n").unwrap();
+        let settings = LocalSettings {
+            confine: ConfineMode::Workspace,
+            writable: Vec::new(),
+        };
+        let env = LocalEnvironment::new(&work.path().display().to_string(), Vec::new())
+            .confined(&settings, toolhost.path());
+        let script = format!(
+            "cd '{}' && printf '[approvals]\\nmode = \"off\"\\n' > config.toml; echo done > '{}/f'",
+            toolhost.path().display(),
+            work.path().display()
+        );
+        let mut child = env
+            .spawn(SpawnRequest {
+                script,
+                login: false,
+                stdin: StdinMode::Null,
+                pty: false,
+                pid_file: None,
+            })
+            .unwrap();
+        child.wait().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            "[approvals]\nmode = \"manual\"\n"
+        );
+        assert!(work.path().join("f").exists());
+    }
+
+    #[test]
+    fn kill_of_every_process_and_reboot_are_denied() {
+        let work = tempfile::tempdir().unwrap();
+        let writable = WritableRoots {
+            roots: vec![work.path().to_path_buf()],
+            protected: Vec::new(),
+        };
+        // Signal 0 checks permission only; nothing is delivered.
+        let out = confined_bash("kill -0 -1; echo rc=$?", &writable);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("rc=1"), "{text}");
+        assert!(text.contains("Operation not permitted"), "{text}");
+        // reboot with invalid magic numbers: EINVAL unconfined, EPERM confined.
+        let script = format!(
+            "python3 -c 'import ctypes, os; l = ctypes.CDLL(None, use_errno=True); \
+             l.syscall({}, 0, 0, 0, 0); print(\"errno\", ctypes.get_errno())'",
+            libc::SYS_reboot
+        );
+        let out = confined_bash(&script, &writable);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("errno {}", libc::EPERM)),
+            "{stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
