@@ -205,7 +205,11 @@ mod tests {
         let v: Value = serde_json::from_str(&out).unwrap();
         let saved = std::fs::read_to_string(v["saved_to"].as_str().unwrap()).unwrap();
         assert!(saved.lines().count() > 3000, "{}", &saved[..200]);
-        assert!(saved.contains("--- content ---\n0|line\n1|line\n"), "{}", &saved[..200]);
+        assert!(
+            saved.contains("--- content ---\n0|line\n1|line\n"),
+            "{}",
+            &saved[..200]
+        );
     }
 
     #[test]

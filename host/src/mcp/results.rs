@@ -15,10 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::secrets::redact;
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
-use super::secrets::redact;
 
 static MEDIA_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -71,9 +71,9 @@ fn mirrors(structured: &Value, text: &str) -> bool {
     if map.len() != 1 {
         return false;
     }
-    map.values().next().is_some_and(|inner| {
-        parsed.as_ref() == Some(inner) || inner.as_str() == Some(text)
-    })
+    map.values()
+        .next()
+        .is_some_and(|inner| parsed.as_ref() == Some(inner) || inner.as_str() == Some(text))
 }
 
 /// A server that follows toolhost's own convention (another toolhost, Hermes) sends
@@ -248,7 +248,11 @@ mod tests {
             ),
             // ...a FastMCP-wrapped value, a one-field object holding the text.
             (
-                result(vec![ContentBlock::text("42")], Some(json!({"result": 42})), false),
+                result(
+                    vec![ContentBlock::text("42")],
+                    Some(json!({"result": 42})),
+                    false,
+                ),
                 json!({"result": "42"}),
             ),
             (
