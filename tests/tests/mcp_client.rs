@@ -16,9 +16,9 @@ use toolhost::{StartOptions, Toolhost};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json};
 use tools_core::{CallStatus, Parallelism, Registry, ToolContext, ToolEntry, ToolSource};
 
+/// `mcp list --json` (which exits 1 when a server failed, so its status is not checked).
 fn list_json(home: &TestHome) -> Vec<Value> {
     let out = home.run(&["mcp", "list", "--json"], None);
-    assert!(out.status.success(), "mcp list failed: {}", stderr(&out));
     match stdout_json(&out) {
         Value::Array(items) => items,
         other => panic!("not an array: {other}"),

@@ -83,13 +83,17 @@ impl<R: AsyncRead + Send + Unpin + 'static> LineTransport<R> {
         }
     }
 
+    /// Answer with `error`; an unknown id is written as `null`, as JSON-RPC 2.0 asks
+    /// (the protocol revisions toolhost negotiates predate omitting it).
     fn answer_error(&self, id: Option<RequestId>, error: ErrorData) {
-        let message: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::error(error, id);
-        if let Ok(mut bytes) = serde_json::to_vec(&message) {
-            bytes.push(b'\n');
-            if self.queue(bytes).is_err() {
-                tracing::debug!("could not answer a malformed MCP request: stdout closed");
-            }
+        let id = id
+            .and_then(|id| serde_json::to_value(id).ok())
+            .unwrap_or(Value::Null);
+        let message = json!({ "jsonrpc": "2.0", "id": id, "error": error });
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(b'\n');
+        if self.queue(bytes).is_err() {
+            tracing::debug!("could not answer a malformed MCP request: stdout closed");
         }
     }
 
