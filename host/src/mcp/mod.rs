@@ -30,6 +30,7 @@ pub mod server;
 pub mod session;
 pub mod status;
 pub mod stderr_ring;
+pub mod upstream;
 
 pub use config::McpServerConfig;
 pub use discovery::{DiscoveryOptions, McpScope, discover, discover_async};

@@ -6,6 +6,7 @@
 //! address and a shutdown switch. Both take a [`ServerCore`]: the dispatcher, the tool
 //! selection, the elicitation router and the progress interval.
 
+mod annotations;
 mod elicitation;
 mod handler;
 mod http;
