@@ -19,7 +19,7 @@ use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContex
 use crate::batch::{BatchOptions, PathResolver, canonical_path};
 use crate::config::{ConfigError, LoadedConfig};
 use crate::dispatch::{AgentLoopHandler, Dispatcher};
-use crate::mcp::{DiscoveryOptions, McpManager};
+use crate::mcp::{DiscoveryOptions, McpManager, McpScope};
 use crate::plugins::{PluginSet, Roots, load_plugins};
 use crate::spill::ResultSpill;
 use crate::toolsets::{Toolsets, ToolsetsError};
@@ -37,6 +37,9 @@ pub struct StartOptions {
     pub approval_surfaces: Surfaces,
     /// Do not start the configured MCP servers (their tools are then absent).
     pub skip_mcp: bool,
+    /// Which MCP servers to start, and whether cached tool listings may stand in for
+    /// a connection until a tool is called.
+    pub mcp_scope: McpScope,
 }
 
 impl Default for StartOptions {
@@ -46,6 +49,7 @@ impl Default for StartOptions {
             config: None,
             approval_surfaces: Surfaces::terminal(),
             skip_mcp: false,
+            mcp_scope: McpScope::All,
         }
     }
 }
@@ -158,7 +162,11 @@ impl Toolhost {
             crate::mcp::discover(
                 &config.config.mcp_servers,
                 &registry,
-                &DiscoveryOptions::from_env(home.results_dir().join("mcp-media")),
+                &DiscoveryOptions {
+                    scope: options.mcp_scope.clone(),
+                    listing_cache: Some(home.state_dir().join("mcp-tools")),
+                    ..DiscoveryOptions::from_env(home.results_dir().join("mcp-media"))
+                },
             )
         };
         let agent_loop: Arc<dyn AgentLoopHandler> =
@@ -169,7 +177,8 @@ impl Toolhost {
             ResultSpill::new(home.results_dir()),
         )
         .with_agent_loop(agent_loop)
-        .with_default_limit(config.config.dispatch.max_result_chars);
+        .with_default_limit(config.config.dispatch.max_result_chars)
+        .with_unknown_tool_note(mcp.unknown_tool_note());
         Ok(Toolhost {
             home,
             config,

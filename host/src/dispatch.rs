@@ -98,7 +98,12 @@ pub struct Dispatcher {
     agent_loop: Option<Arc<dyn AgentLoopHandler>>,
     spill: ResultSpill,
     default_limit: usize,
+    unknown_note: Option<UnknownToolNote>,
 }
+
+/// Explains an unknown tool name better than "Unknown tool" (an MCP server that is
+/// down); `None` keeps the plain message.
+pub type UnknownToolNote = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 impl std::fmt::Debug for Dispatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,7 +123,14 @@ impl Dispatcher {
             agent_loop: None,
             spill,
             default_limit: tools_core::entry::DEFAULT_MAX_RESULT_CHARS,
+            unknown_note: None,
         }
+    }
+
+    /// Explain unknown tool names with `note` (e.g. which MCP server is down and why).
+    pub fn with_unknown_tool_note(mut self, note: UnknownToolNote) -> Self {
+        self.unknown_note = Some(note);
+        self
     }
 
     /// Answer agent-loop tools with `state`.
@@ -217,7 +229,13 @@ impl Dispatcher {
     fn prepare(&self, name: &str, args_json: &str, ctx: &ToolContext) -> Prepared {
         let Some(entry) = self.registry.get(name) else {
             return Prepared::Done {
-                outcome: CallOutcome::error(format!("Unknown tool: {name}"), CallStatus::Error),
+                outcome: CallOutcome::error(
+                    self.unknown_note
+                        .as_ref()
+                        .and_then(|note| note(name))
+                        .unwrap_or_else(|| format!("Unknown tool: {name}")),
+                    CallStatus::Error,
+                ),
                 args: Value::Null,
             };
         };

@@ -130,7 +130,7 @@ fn readable_text(text: &str) -> String {
                         out.push('\n');
                     }
                     out.push_str(&format!("--- {key} ---\n"));
-                    out.push_str(body);
+                    out.push_str(&nested_readable(body));
                     out
                 }
                 _ => serde_json::to_string_pretty(&Value::Object(map))
@@ -139,6 +139,18 @@ fn readable_text(text: &str) -> String {
         }
         Ok(other) => serde_json::to_string_pretty(&other).unwrap_or_else(|_| text.to_string()),
         Err(_) => text.to_string(),
+    }
+}
+
+/// A dominant string field that is itself a JSON result (a tool re-served over MCP
+/// wraps the other tool's JSON result in `{"result": "..."}`) is unwrapped the same way;
+/// any other text stays as it is.
+fn nested_readable(body: &str) -> String {
+    let trimmed = body.trim_start();
+    if trimmed.starts_with('{') && serde_json::from_str::<Value>(body).is_ok() {
+        readable_text(body)
+    } else {
+        body.to_string()
     }
 }
 
@@ -180,6 +192,24 @@ mod tests {
         // Real newlines: pageable by line.
         assert!(saved.lines().count() > 5000);
         assert!(saved.starts_with("{\"exit_code\":0}\n--- output ---\nline 0\n"));
+    }
+
+    #[test]
+    fn nested_json_results_are_saved_as_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = ResultSpill::new(dir.path().join("results"));
+        let body: String = (0..3000).map(|i| format!("{i}|line\n")).collect();
+        let inner = json!({"content": body, "total_lines": 3000}).to_string();
+        let text = json!({"result": inner}).to_string();
+        let out = spill.apply("mcp__inner__read_file", "c", text, 1000);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let saved = std::fs::read_to_string(v["saved_to"].as_str().unwrap()).unwrap();
+        assert!(saved.lines().count() > 3000, "{}", &saved[..200]);
+        assert!(
+            saved.contains("--- content ---\n0|line\n1|line\n"),
+            "{}",
+            &saved[..200]
+        );
     }
 
     #[test]

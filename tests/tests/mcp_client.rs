@@ -16,9 +16,9 @@ use toolhost::{StartOptions, Toolhost};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json};
 use tools_core::{CallStatus, Parallelism, Registry, ToolContext, ToolEntry, ToolSource};
 
+/// `mcp list --json` (which exits 1 when a server failed, so its status is not checked).
 fn list_json(home: &TestHome) -> Vec<Value> {
     let out = home.run(&["mcp", "list", "--json"], None);
-    assert!(out.status.success(), "mcp list failed: {}", stderr(&out));
     match stdout_json(&out) {
         Value::Array(items) => items,
         other => panic!("not an array: {other}"),
@@ -141,17 +141,16 @@ fn stdio_calls_with_arguments_errors_and_redaction() {
     assert!(ok);
     assert_eq!(value, json!({"result": "The sum of 2 and 3 is 5."}));
 
-    // Structured content comes along.
+    // Structured content that only mirrors the text comes once: as the text.
     let (value, ok) = call(
         &home,
         "mcp__everything__get-structured-content",
         &json!({"location": "New York"}),
     );
     assert!(ok, "{value}");
-    assert!(
-        value["structuredContent"]["temperature"].is_number(),
-        "{value}"
-    );
+    assert!(value.get("structuredContent").is_none(), "{value}");
+    let text: Value = serde_json::from_str(value["result"].as_str().unwrap()).unwrap();
+    assert!(text["temperature"].is_number(), "{value}");
 
     // Schema-invalid arguments never reach the server.
     let (value, ok) = call(&home, "mcp__everything__get-sum", &json!({"a": "x"}));

@@ -39,7 +39,8 @@ pub fn run(cli: &Cli, args: &CallArgs) -> Result<ExitCode, CliError> {
         Some(text) => text.to_string(),
         None => "{}".to_string(),
     };
-    let host = cli.start()?;
+    // Only the MCP server owning the tool is started (none for other tools).
+    let host = cli.start_scoped(crate::mcp::McpScope::ForTool(args.name.clone()))?;
     let ctx = ToolContext {
         task_id: args.task_id.clone().unwrap_or_default(),
         session_id: args.session_id.clone().unwrap_or_default(),

@@ -1,8 +1,9 @@
 //! `toolhost mcp list [--json]` and `toolhost mcp serve [--http ADDR] [--toolsets A,B]
 //! [--disable C]`.
 //!
-//! `list` connects to every configured server (as any toolhost start does) and reports
-//! each: transport, status, tool count, last error. With `--json`: an array of
+//! `list` connects to every configured server and reports each: transport, status, tool
+//! count, last error; it exits 1 when a server failed, with one stderr line per failed
+//! server (its error and the last line of its stderr). With `--json`: an array of
 //! `{"name","transport","status","tool_count","tools","skipped_tools","last_error",
 //! "pid","server_version","stderr_tail"}`.
 //!
@@ -82,23 +83,60 @@ fn run_list(cli: &Cli, args: &ListArgs) -> Result<ExitCode, CliError> {
     let host = cli.start()?;
     let statuses = host.mcp.statuses();
     host.shutdown();
+    let failed: Vec<&ServerStatus> = statuses.iter().filter(|s| is_failure(s.state)).collect();
+    let code = if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
     if args.json {
         let out: Vec<Value> = statuses.iter().map(status_json).collect();
         let text =
             serde_json::to_string_pretty(&out).map_err(|e| CliError::Input(e.to_string()))?;
         println!("{text}");
-        return Ok(ExitCode::SUCCESS);
-    }
-    if statuses.is_empty() {
+    } else if statuses.is_empty() {
         println!("No MCP servers configured (add [mcp_servers.NAME] sections to config.toml).");
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        print!("{}", status_table(&statuses));
     }
-    print!("{}", status_table(&statuses));
-    Ok(ExitCode::SUCCESS)
+    for status in failed {
+        eprintln!("toolhost: {}", failure_line(status));
+    }
+    Ok(code)
+}
+
+/// States that mean a configured, enabled server cannot be used.
+fn is_failure(state: ServerState) -> bool {
+    matches!(
+        state,
+        ServerState::Failed
+            | ServerState::Misconfigured
+            | ServerState::Disconnected
+            | ServerState::BreakerOpen
+    )
+}
+
+/// One stderr line: the server, its state, the first line of its error and the last
+/// line of its stderr (usually the one that explains it).
+fn failure_line(status: &ServerStatus) -> String {
+    let mut line = format!("MCP server '{}' {}", status.name, status.state.as_str());
+    if let Some(error) = status.last_error.as_deref().and_then(|e| e.lines().next()) {
+        line.push_str(&format!(": {error}"));
+    }
+    if let Some(last) = status
+        .stderr_tail
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+    {
+        line.push_str(&format!(" (stderr: {})", last.trim()));
+    }
+    crate::mcp::secrets::redact(&line)
 }
 
 /// The `--json` object of one server.
 pub fn status_json(status: &ServerStatus) -> Value {
+    let status = &redacted(status);
     let mut value = serde_json::to_value(status).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
         map.insert("status".into(), json!(status.state.as_str()));
@@ -108,8 +146,19 @@ pub fn status_json(status: &ServerStatus) -> Value {
     value
 }
 
+/// `status` with configured secret values hidden in its error and stderr lines.
+fn redacted(status: &ServerStatus) -> ServerStatus {
+    let redact = crate::mcp::secrets::redact;
+    let mut out = status.clone();
+    out.last_error = out.last_error.as_deref().map(redact);
+    out.stderr_tail = out.stderr_tail.iter().map(|l| redact(l)).collect();
+    out
+}
+
 /// The human-readable table.
 pub fn status_table(statuses: &[ServerStatus]) -> String {
+    let statuses: Vec<ServerStatus> = statuses.iter().map(redacted).collect();
+    let statuses = statuses.as_slice();
     let width = statuses
         .iter()
         .map(|s| s.name.chars().count())

@@ -28,6 +28,7 @@ use tools_core::Home;
 
 use crate::app::{StartError, StartOptions, Toolhost};
 use crate::config::LoadedConfig;
+use crate::mcp::McpScope;
 
 /// A tool runtime for LLM agents.
 #[derive(Debug, Parser)]
@@ -97,9 +98,18 @@ impl Cli {
         }
     }
 
-    /// Start toolhost; every plugin that failed to load gets one line on stderr.
+    /// Start toolhost with every MCP server connected; every plugin that failed to
+    /// load gets one line on stderr.
     fn start(&self) -> Result<Toolhost, CliError> {
-        let host = self.start_quiet()?;
+        self.start_scoped(McpScope::All)
+    }
+
+    /// Start toolhost, starting only the MCP servers `scope` asks for.
+    fn start_scoped(&self, scope: McpScope) -> Result<Toolhost, CliError> {
+        let host = Toolhost::start(&StartOptions {
+            mcp_scope: scope,
+            ..self.start_options()
+        })?;
         for failure in host.plugins.failures() {
             eprintln!("toolhost: {}", failure.failure_line());
         }
@@ -107,9 +117,12 @@ impl Cli {
     }
 
     /// Start toolhost without reporting plugin failures (the `plugins` commands show
-    /// them their own way).
+    /// them their own way) and without MCP servers (they need none).
     fn start_quiet(&self) -> Result<Toolhost, CliError> {
-        Ok(Toolhost::start(&self.start_options())?)
+        Ok(Toolhost::start(&StartOptions {
+            skip_mcp: true,
+            ..self.start_options()
+        })?)
     }
 
     /// The home directory.

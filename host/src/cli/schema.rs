@@ -20,7 +20,7 @@ pub struct SchemaArgs {
 
 /// Run `toolhost schema`.
 pub fn run(cli: &Cli, args: &SchemaArgs) -> Result<ExitCode, CliError> {
-    let host = cli.start()?;
+    let host = cli.start_scoped(crate::mcp::McpScope::Cached)?;
     let selection = args.selection.selection(&host);
     let definitions = selected_definitions(&host.registry, &host.toolsets, &selection);
     for name in &definitions.unknown {

@@ -17,8 +17,10 @@ use tools_core::{Registry, ToolContext};
 use super::breaker::Breaker;
 use super::config::{ResolvedServer, ToolFilter};
 use super::error::McpError;
+use super::listing_cache::ListingCache;
 use super::registration::{self, Registration, SkippedTool};
 use super::results::{call_result_value, error_value};
+use super::secrets::redact;
 use super::session::{CallFailure, Session};
 use super::status::{ServerState, ServerStatus};
 use super::stderr_ring::StderrRing;
@@ -42,6 +44,7 @@ pub struct ServerClient {
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
     tracked: Mutex<Tracked>,
     closed: AtomicBool,
+    cache: Option<ListingCache>,
     me: Weak<ServerClient>,
 }
 
@@ -61,6 +64,17 @@ impl ServerClient {
         runtime: Handle,
         media_dir: PathBuf,
     ) -> Arc<Self> {
+        Self::with_cache(config, registry, runtime, media_dir, None)
+    }
+
+    /// Like [`ServerClient::new`], saving every tool listing to `cache`.
+    pub fn with_cache(
+        config: ResolvedServer,
+        registry: Arc<Registry>,
+        runtime: Handle,
+        media_dir: PathBuf,
+        cache: Option<ListingCache>,
+    ) -> Arc<Self> {
         Arc::new_cyclic(|me| ServerClient {
             breaker: Breaker::new(config.breaker_threshold, config.breaker_cooldown),
             config,
@@ -71,8 +85,31 @@ impl ServerClient {
             session: tokio::sync::Mutex::new(None),
             tracked: Mutex::new(Tracked::default()),
             closed: AtomicBool::new(false),
+            cache,
             me: me.clone(),
         })
+    }
+
+    /// Register the tools of a cached listing without connecting; the first call
+    /// connects. False (nothing registered) when there is no usable listing.
+    pub fn adopt_cached(&self) -> bool {
+        let Some(tools) = self.cache.as_ref().and_then(|c| c.load(&self.config)) else {
+            return false;
+        };
+        let Some(me) = self.me.upgrade() else {
+            return false;
+        };
+        let previous = self.tracked().registration.registered.clone();
+        let registration = registration::register_tools(&self.registry, &me, &tools, &previous);
+        tracing::debug!(server = %self.config.name, tools = registration.registered.len(), "MCP tools from the cached listing");
+        self.tracked().registration = registration;
+        true
+    }
+
+    fn cache_listing(&self, tools: &[rmcp::model::Tool]) {
+        if let Some(cache) = &self.cache {
+            cache.store(&self.config, tools);
+        }
     }
 
     /// The server's name.
@@ -101,7 +138,7 @@ impl ServerClient {
         match self.open_session().await {
             Ok(session) => *slot = Some(session),
             Err(err) => {
-                tracing::warn!(server = %self.config.name, error = %err, "MCP server not connected");
+                tracing::warn!(server = %self.config.name, error = %one_line(&redact(&err.to_string())), "MCP server not connected");
             }
         }
     }
@@ -129,7 +166,7 @@ impl ServerClient {
             }
             Err(err) => {
                 tracked.state = Some(ServerState::Failed);
-                tracked.last_error = Some(err.to_string());
+                tracked.last_error = Some(redact(&err.to_string()));
                 Err(err)
             }
         }
@@ -161,6 +198,7 @@ impl ServerClient {
                 });
             }
         };
+        self.cache_listing(&tools);
         let previous = self.tracked().registration.registered.clone();
         let registration = registration::register_tools(&self.registry, &self, &tools, &previous);
         tracing::info!(
@@ -178,13 +216,14 @@ impl ServerClient {
         let Some(session) = session else { return };
         match tokio::time::timeout(self.config.connect_timeout, session.list_tools()).await {
             Ok(Ok(tools)) => {
+                self.cache_listing(&tools);
                 let previous = self.tracked().registration.registered.clone();
                 let registration =
                     registration::register_tools(&self.registry, &self, &tools, &previous);
                 self.tracked().registration = registration;
             }
             Ok(Err(err)) => {
-                tracing::warn!(server = %self.config.name, %err, "re-listing MCP tools failed")
+                tracing::warn!(server = %self.config.name, err = %redact(&err.to_string()), "re-listing MCP tools failed")
             }
             Err(_) => tracing::warn!(server = %self.config.name, "re-listing MCP tools timed out"),
         }
@@ -204,7 +243,7 @@ impl ServerClient {
                 return Ok(Arc::clone(session));
             }
             let note = session.death_note();
-            tracing::warn!(server = %self.config.name, %note, "MCP server connection lost; reconnecting");
+            tracing::warn!(server = %self.config.name, note = %redact(&note), "MCP server connection lost; reconnecting");
             if let Some(dead) = slot.take() {
                 self.runtime.spawn(async move { dead.shutdown().await });
             }
@@ -262,7 +301,7 @@ impl ServerClient {
             Err(CallFailure::TransportClosed(detail)) => {
                 session.mark_broken();
                 let note = session.death_note();
-                self.tracked().last_error = Some(format!("{detail}: {note}"));
+                self.tracked().last_error = Some(redact(&format!("{detail}: {note}")));
                 self.failed(format!(
                     "MCP server '{server}' transport is down ({note}); it will be reconnected on the next call. Do NOT retry this tool immediately — give it a few seconds to come back."
                 ))
@@ -273,7 +312,7 @@ impl ServerClient {
     /// Record a server failure; the message says when the breaker opened.
     fn failed(&self, message: String) -> Value {
         let opened = self.breaker.record_failure();
-        self.tracked().last_error = Some(message.clone());
+        self.tracked().last_error = Some(redact(&message));
         if opened {
             tracing::warn!(
                 server = %self.config.name,
@@ -326,7 +365,7 @@ impl ServerClient {
             last_error: tracked.last_error.clone(),
             pid: live.and_then(|(_, pid)| pid),
             server_version: tracked.server_version.clone(),
-            stderr_tail: self.stderr.tail(20),
+            stderr_tail: self.stderr.tail(20).iter().map(|l| redact(l)).collect(),
         }
     }
 
@@ -343,5 +382,15 @@ impl ServerClient {
     /// The call timeout.
     pub fn call_timeout(&self) -> Duration {
         self.config.call_timeout
+    }
+}
+
+/// A multi-line error (with a stderr tail) as one log line: its first line and, when
+/// there is more, its last non-empty line (usually the one that explains it).
+fn one_line(text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    match text.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(last) if last != first => format!("{first} … {}", last.trim()),
+        _ => first.to_string(),
     }
 }

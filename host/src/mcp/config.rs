@@ -30,6 +30,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 use super::interpolate::interpolate;
+use super::secrets::{Substitution, section_secrets};
 
 /// Default per-call timeout (seconds). Hermes uses 300 s, codex 60 s: long enough for a
 /// slow build-type tool, short enough that a hung server is noticed within a turn.
@@ -173,6 +174,8 @@ pub struct ResolvedServer {
     pub breaker_threshold: u32,
     /// How long the breaker stays open.
     pub breaker_cooldown: Duration,
+    /// Values of this section never to be printed (see [`super::secrets`]).
+    pub secrets: Vec<String>,
 }
 
 /// Why a server section cannot be used.
@@ -229,7 +232,20 @@ impl McpServerConfig {
         name: &str,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<ResolvedServer, ServerConfigError> {
-        let fill = |text: &str| interpolate(text, lookup, name);
+        let substitutions = std::cell::RefCell::new(Vec::<Substitution>::new());
+        let in_http = std::cell::Cell::new(false);
+        let recording = |variable: &str| {
+            let value = lookup(variable);
+            if let Some(value) = &value {
+                substitutions.borrow_mut().push(Substitution {
+                    variable: variable.to_string(),
+                    value: value.clone(),
+                    in_http: in_http.get(),
+                });
+            }
+            value
+        };
+        let fill = |text: &str| interpolate(text, &recording, name);
         let transport = match self.transport.as_deref().map(str::to_ascii_lowercase) {
             None => None,
             Some(t) if t == "stdio" => Some("stdio"),
@@ -279,15 +295,19 @@ impl McpServerConfig {
                 env: self.env.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
                 cwd: self.cwd.as_deref().map(|c| PathBuf::from(fill(c))),
             },
-            (None, Some(url), _) => TransportConfig::Http {
-                url: fill(url),
-                headers: self
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.clone(), fill(v)))
-                    .collect(),
-            },
+            (None, Some(url), _) => {
+                in_http.set(true);
+                TransportConfig::Http {
+                    url: fill(url),
+                    headers: self
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), fill(v)))
+                        .collect(),
+                }
+            }
         };
+        let secrets = transport_secrets(&substitutions.borrow(), &transport);
         Ok(ResolvedServer {
             name: name.to_string(),
             transport,
@@ -297,7 +317,26 @@ impl McpServerConfig {
             parallel: self.supports_parallel_tool_calls,
             breaker_threshold: self.breaker_threshold.max(1),
             breaker_cooldown: seconds(name, "breaker_cooldown", self.breaker_cooldown)?,
+            secrets,
         })
+    }
+}
+
+/// The secret values of a resolved transport (see [`super::secrets`]).
+fn transport_secrets(substitutions: &[Substitution], transport: &TransportConfig) -> Vec<String> {
+    match transport {
+        TransportConfig::Stdio { env, .. } => {
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            section_secrets(substitutions, None, &[], &env)
+        }
+        TransportConfig::Http { url, headers } => {
+            let headers: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            section_secrets(substitutions, Some(url), &headers, &[])
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use tools_core::Registry;
 use super::client::ServerClient;
 use super::config::McpServerConfig;
 use super::interpolate::process_env;
+use super::listing_cache::ListingCache;
 use super::manager::McpManager;
 use super::process::{MAX_DEPTH, current_depth};
 use super::status::{ServerState, ServerStatus};
@@ -25,9 +26,40 @@ use super::status::{ServerState, ServerStatus};
 /// Environment variable that switches MCP (and plugins) off for a process.
 pub const SAFE_MODE_VAR: &str = "TOOLHOST_SAFE_MODE";
 
+/// Which servers a command needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum McpScope {
+    /// Connect every enabled server now (`mcp list`, `mcp serve`, embedders).
+    #[default]
+    All,
+    /// Register servers from their cached listings and connect each on its first call;
+    /// servers without a usable listing are connected now (`tools`, `schema`,
+    /// `toolsets`, `dispatch`).
+    Cached,
+    /// Only the server that owns this tool name, connected now (`call NAME`).
+    ForTool(String),
+}
+
+impl McpScope {
+    fn wants(&self, server: &str) -> bool {
+        match self {
+            McpScope::All | McpScope::Cached => true,
+            McpScope::ForTool(tool) => tool.starts_with(&format!(
+                "{}{}__",
+                super::naming::PREFIX,
+                super::naming::sanitize(server)
+            )),
+        }
+    }
+}
+
 /// Inputs of discovery.
 #[derive(Clone, Debug)]
 pub struct DiscoveryOptions {
+    /// Which servers to start.
+    pub scope: McpScope,
+    /// Where tool listings are cached (`None`: no cache).
+    pub listing_cache: Option<PathBuf>,
     /// Where images and binary resources returned by MCP tools are saved.
     pub media_dir: PathBuf,
     /// False: record every server as skipped without starting anything.
@@ -56,6 +88,8 @@ impl DiscoveryOptions {
             None
         };
         DiscoveryOptions {
+            scope: McpScope::All,
+            listing_cache: None,
             media_dir,
             enabled: disabled_reason.is_none(),
             disabled_reason,
@@ -97,7 +131,8 @@ pub async fn discover_async(
         }
     };
     let (clients, inert) = prepare(servers, registry, options, &runtime);
-    if let Err(err) = runtime.spawn(connect_all(clients.clone())).await {
+    let use_cache = options.scope == McpScope::Cached;
+    if let Err(err) = runtime.spawn(connect_all(clients.clone(), use_cache)).await {
         tracing::error!(%err, "MCP discovery could not run");
     }
     McpManager::new(clients, inert, Some(runtime))
@@ -126,6 +161,7 @@ fn prepare(
                 continue;
             }
         };
+        super::secrets::remember(&resolved.secrets);
         let transport = resolved.transport.kind();
         if !config.enabled {
             inert.push(ServerStatus::inert(
@@ -134,6 +170,9 @@ fn prepare(
                 ServerState::Disabled,
                 None,
             ));
+            continue;
+        }
+        if !options.scope.wants(name) {
             continue;
         }
         if !options.enabled {
@@ -145,19 +184,23 @@ fn prepare(
             ));
             continue;
         }
-        clients.push(ServerClient::new(
+        clients.push(ServerClient::with_cache(
             resolved,
             Arc::clone(registry),
             runtime.clone(),
             options.media_dir.clone(),
+            options.listing_cache.clone().map(ListingCache::new),
         ));
     }
     (clients, inert)
 }
 
-async fn connect_all(clients: Vec<Arc<ServerClient>>) {
+async fn connect_all(clients: Vec<Arc<ServerClient>>, use_cache: bool) {
     let mut set = tokio::task::JoinSet::new();
     for client in clients {
+        if use_cache && client.adopt_cached() {
+            continue;
+        }
         set.spawn(async move { client.connect().await });
     }
     while set.join_next().await.is_some() {}

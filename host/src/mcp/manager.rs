@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::runtime::Handle;
 
 use super::client::ServerClient;
-use super::status::ServerStatus;
+use super::status::{ServerState, ServerStatus};
 
 /// The MCP servers of a running toolhost.
 pub struct McpManager {
@@ -77,6 +77,26 @@ impl McpManager {
         self.clients.iter().find(|c| c.name() == server)
     }
 
+    /// What to say about an unknown tool whose name is one of a configured server's
+    /// (`mcp__<server>__...`): that the server is down and why, disabled, or connected
+    /// without such a tool. `None` for other names.
+    pub fn unknown_tool_note(&self) -> UnknownToolNote {
+        let clients = self.clients.clone();
+        let inert = self.inert.clone();
+        Arc::new(move |name: &str| {
+            let statuses = clients
+                .iter()
+                .map(|c| c.status())
+                .chain(inert.iter().cloned());
+            let status = statuses
+                .filter(|s| {
+                    name.starts_with(&format!("mcp__{}__", super::naming::sanitize(&s.name)))
+                })
+                .max_by_key(|s| s.name.len())?;
+            Some(super::secrets::redact(&explain_unknown(name, &status)))
+        })
+    }
+
     /// True when no server is configured.
     pub fn is_empty(&self) -> bool {
         self.clients.is_empty() && self.inert.is_empty()
@@ -108,6 +128,46 @@ impl McpManager {
         };
         let clients = self.clients.clone();
         let _ = runtime.spawn(async move { stop_all(clients).await }).await;
+    }
+}
+
+/// Explains an unknown tool name (see [`McpManager::unknown_tool_note`]).
+pub type UnknownToolNote = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+fn explain_unknown(name: &str, status: &ServerStatus) -> String {
+    let server = &status.name;
+    let why = status
+        .last_error
+        .as_deref()
+        .map(|e| format!(": {e}"))
+        .unwrap_or_default();
+    let stderr = status
+        .stderr_tail
+        .last()
+        .map(|line| format!(" (its stderr ends with: {line})"))
+        .unwrap_or_default();
+    match status.state {
+        ServerState::Failed | ServerState::Disconnected | ServerState::BreakerOpen => format!(
+            "Unknown tool: {name}. MCP server '{server}' is down ({}){why}{stderr}",
+            status.state.as_str()
+        ),
+        ServerState::Disabled => format!(
+            "Unknown tool: {name}. MCP server '{server}' is disabled (enabled = false in its [mcp_servers.{server}] section)"
+        ),
+        ServerState::Misconfigured | ServerState::Skipped => {
+            format!("Unknown tool: {name}. MCP server '{server}' was not started{why}")
+        }
+        ServerState::Pending | ServerState::Stopped => {
+            format!("Unknown tool: {name}. MCP server '{server}' is not connected{why}")
+        }
+        ServerState::Connected => {
+            let mut tools = status.tools.clone();
+            tools.truncate(20);
+            format!(
+                "Unknown tool: {name}. MCP server '{server}' is connected but offers no such tool; its tools: {}",
+                tools.join(", ")
+            )
+        }
     }
 }
 

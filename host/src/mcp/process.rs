@@ -157,7 +157,7 @@ pub fn spawn(
                     Ok(_) => {
                         let line = String::from_utf8_lossy(&buf);
                         let line = line.trim_end();
-                        tracing::debug!(server = %name, "stderr: {line}");
+                        tracing::debug!(server = %name, "stderr: {}", super::secrets::redact(line));
                         ring.push(line);
                     }
                 }

@@ -41,6 +41,29 @@ pub struct Registration {
     pub skipped: Vec<SkippedTool>,
 }
 
+/// Wire names for the raw names of one server, independent of the order the server
+/// lists them in: when two raw names sanitize to the same wire name, the one that is
+/// already clean (`get_sum` over `get.sum`) keeps it, else the smaller raw name (byte
+/// order); the other gets the hash suffix.
+pub fn allocate_names(
+    server: &str,
+    raw_names: impl Iterator<Item = String>,
+) -> std::collections::HashMap<String, String> {
+    let mut raw: Vec<String> = raw_names.collect();
+    raw.sort_by(|a, b| {
+        let dirty = |n: &str| super::naming::sanitize(n) != n;
+        dirty(a).cmp(&dirty(b)).then_with(|| a.cmp(b))
+    });
+    raw.dedup();
+    let mut allocator = NameAllocator::new();
+    raw.into_iter()
+        .map(|r| {
+            let name = allocator.allocate(server, &r);
+            (r, name)
+        })
+        .collect()
+}
+
 /// Register `tools` of `client`'s server, replacing what it registered before
 /// (`previous`).
 pub fn register_tools(
@@ -51,7 +74,13 @@ pub fn register_tools(
 ) -> Registration {
     let server = client.name();
     let toolset = toolset_name(server);
-    let mut names = NameAllocator::new();
+    let names = allocate_names(
+        server,
+        tools
+            .iter()
+            .map(|t| t.name.to_string())
+            .filter(|raw| client.filter().allows(raw)),
+    );
     let mut report = Registration::default();
     for tool in tools {
         let raw = tool.name.to_string();
@@ -62,7 +91,9 @@ pub fn register_tools(
             });
             continue;
         }
-        let name = names.allocate(server, &raw);
+        let Some(name) = names.get(&raw).cloned() else {
+            continue;
+        };
         if let Some(existing) = registry.get(&name)
             && !matches!(existing.source, ToolSource::Mcp(_))
         {
@@ -94,6 +125,7 @@ pub fn register_tools(
         match entry {
             Ok(entry) => {
                 registry.register(entry);
+                super::upstream::remember(&name, tool);
                 report.registered.push(name);
             }
             Err(err) => {
@@ -113,6 +145,7 @@ pub fn register_tools(
                 .is_some_and(|e| e.source == ToolSource::Mcp(server.to_string()))
         {
             registry.deregister(old);
+            super::upstream::forget(old);
         }
     }
     if !report.registered.is_empty() {
@@ -189,6 +222,19 @@ fn handler(client: Weak<ServerClient>, raw: String, wire: String) -> ToolHandler
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clean_name_keeps_the_plain_wire_name_whatever_the_listing_order() {
+        for order in [["get.sum", "get_sum"], ["get_sum", "get.sum"]] {
+            let names = allocate_names("s", order.iter().map(|n| n.to_string()));
+            assert_eq!(names["get_sum"], "mcp__s__get_sum", "{order:?}");
+            assert!(names["get.sum"].starts_with("mcp__s__get_sum_"), "{order:?}");
+        }
+        for order in [["a b", "a/b"], ["a/b", "a b"]] {
+            let names = allocate_names("s", order.iter().map(|n| n.to_string()));
+            assert_eq!(names["a b"], "mcp__s__a_b", "{order:?}");
+        }
+    }
 
     fn tool(name: &str, schema: Value) -> Tool {
         let mut t = Tool::default();

@@ -2,7 +2,8 @@
 //!
 //! - success: `{"result": "<text blocks joined by \n>"}`; with structured content
 //!   `{"result": "<text>", "structuredContent": {...}}`, or `{"result": {...}}` when the
-//!   server sent no text;
+//!   server sent no text; structured content that only repeats the text (as JSON, or as
+//!   a one-field object holding it) is dropped, so the result is not doubled;
 //! - the server's `isError`: `{"error": "<text>"}` (or "MCP tool returned an error");
 //! - failures of the call itself: `{"error": "..."}` with the server named.
 //!
@@ -14,14 +15,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::secrets::redact;
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
-use tools_core::redact::redact;
 
 static MEDIA_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// `{"error": message}` with credentials redacted.
+/// `{"error": message}` with credentials and configured secret values redacted.
 pub fn error_value(message: &str) -> Value {
     json!({ "error": redact(message) })
 }
@@ -45,12 +46,34 @@ pub fn call_result_value(server: &str, result: &CallToolResult, media_dir: &Path
         Some(structured) if !structured.is_null() => {
             if text.is_empty() {
                 json!({ "result": structured })
+            } else if mirrors(structured, &text) {
+                json!({ "result": text })
             } else {
                 json!({ "result": text, "structuredContent": structured })
             }
         }
         _ => json!({ "result": text }),
     }
+}
+
+/// True when `structured` says nothing `text` does not: the Python SDK and the
+/// reference servers send their structured result again as (pretty-printed) JSON text,
+/// and FastMCP wraps a non-object return value as `{"result": value}`. Passing both
+/// would double the result the model reads.
+fn mirrors(structured: &Value, text: &str) -> bool {
+    let parsed = serde_json::from_str::<Value>(text.trim()).ok();
+    if parsed.as_ref() == Some(structured) {
+        return true;
+    }
+    let Some(map) = structured.as_object() else {
+        return false;
+    };
+    if map.len() != 1 {
+        return false;
+    }
+    map.values()
+        .next()
+        .is_some_and(|inner| parsed.as_ref() == Some(inner) || inner.as_str() == Some(text))
 }
 
 /// A server that follows toolhost's own convention (another toolhost, Hermes) sends
@@ -213,6 +236,41 @@ mod tests {
             (
                 result(vec![], Some(json!({"k": 1})), false),
                 json!({"result": {"k": 1}}),
+            ),
+            // Mirrors of the text are dropped: the object itself, pretty-printed...
+            (
+                result(
+                    vec![ContentBlock::text("{\n  \"k\": 1\n}")],
+                    Some(json!({"k": 1})),
+                    false,
+                ),
+                json!({"result": "{\n  \"k\": 1\n}"}),
+            ),
+            // ...a FastMCP-wrapped value, a one-field object holding the text.
+            (
+                result(
+                    vec![ContentBlock::text("42")],
+                    Some(json!({"result": 42})),
+                    false,
+                ),
+                json!({"result": "42"}),
+            ),
+            (
+                result(
+                    vec![ContentBlock::text("line 1\nline 2")],
+                    Some(json!({"content": "line 1\nline 2"})),
+                    false,
+                ),
+                json!({"result": "line 1\nline 2"}),
+            ),
+            // Structured content with more than the text is kept.
+            (
+                result(
+                    vec![ContentBlock::text("42")],
+                    Some(json!({"result": 42, "unit": "m"})),
+                    false,
+                ),
+                json!({"result": "42", "structuredContent": {"result": 42, "unit": "m"}}),
             ),
             (
                 result(vec![ContentBlock::text("bad input")], None, true),

@@ -25,6 +25,20 @@ pub fn everything() -> PathBuf {
     prefix().join("node_modules/.bin/mcp-server-everything")
 }
 
+/// A launcher under `node_modules/.bin` (server-filesystem, server-memory, the
+/// Inspector's `mcp-inspector`).
+pub fn npm_bin(name: &str) -> PathBuf {
+    prefix().join("node_modules/.bin").join(name)
+}
+
+/// True (after printing why) when an npm launcher is missing and this is not CI.
+pub fn skip_without_npm_bin(name: &str) -> bool {
+    skip_unless(
+        npm_bin(name).exists(),
+        &format!("{name} under {} (run .ci/setup-mcp.sh)", prefix().display()),
+    )
+}
+
 /// `mcp-server-time` (PyPI).
 pub fn time_server() -> PathBuf {
     prefix().join("venv/bin/mcp-server-time")

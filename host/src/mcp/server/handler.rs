@@ -21,8 +21,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use tools_core::{CallStatus, ToolContext};
+use tools_core::{CallStatus, ToolContext, ToolSource};
 
+use super::annotations::core_annotations;
 use super::elicitation::ElicitationRouter;
 use super::list_changed;
 use super::listing::{ExposedTool, exposed_tools, is_exposed};
@@ -67,8 +68,30 @@ impl ToolhostServer {
         }
     }
 
-    fn tool(exposed: ExposedTool) -> Tool {
+    fn tool(&self, exposed: ExposedTool) -> Tool {
+        let source = self
+            .core
+            .dispatcher
+            .registry()
+            .get(&exposed.name)
+            .map(|entry| entry.source.clone());
         let mut tool = Tool::default();
+        match source {
+            Some(ToolSource::Core) => {
+                if let Some((title, annotations)) = core_annotations(&exposed.name) {
+                    tool.title = Some(title);
+                    tool.annotations = Some(annotations);
+                }
+            }
+            Some(ToolSource::Mcp(_)) => {
+                if let Some(meta) = crate::mcp::upstream::get(&exposed.name) {
+                    tool.title = meta.title;
+                    tool.annotations = meta.annotations;
+                    tool.output_schema = meta.output_schema;
+                }
+            }
+            _ => {}
+        }
         tool.name = Cow::Owned(exposed.name);
         tool.description = Some(Cow::Owned(exposed.description));
         tool.input_schema = Arc::new(exposed.parameters);
@@ -117,7 +140,7 @@ impl ServerHandler for ToolhostServer {
         let core = &self.core;
         let tools = exposed_tools(core.dispatcher.registry(), &core.toolsets, &core.selection)
             .into_iter()
-            .map(Self::tool)
+            .map(|exposed| self.tool(exposed))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -179,10 +202,39 @@ impl ServerHandler for ToolhostServer {
                 }
             }
         };
+        let structured = (outcome.status == CallStatus::Ok)
+            .then(|| crate::mcp::upstream::get(&name))
+            .flatten()
+            .and_then(|meta| meta.output_schema)
+            .and_then(|schema| structured_result(&outcome.text, &schema));
         let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text)]);
+        result.structured_content = structured;
         if outcome.status != CallStatus::Ok {
             result.is_error = Some(true);
         }
         Ok(result.into())
     }
+}
+
+/// The structured result of a re-served tool that declares an `outputSchema` (clients
+/// reject a successful result without one): toolhost's `{"result": ...}` holds the
+/// upstream structured content itself, or text that is its JSON (the copy kept when
+/// the server mirrored it), or a FastMCP-style value the schema wraps as `{"result"}`.
+fn structured_result(text: &str, schema: &rmcp::model::JsonObject) -> Option<Value> {
+    let outer: Value = serde_json::from_str(text).ok()?;
+    if let Some(structured) = outer.get("structuredContent").filter(|v| v.is_object()) {
+        return Some(structured.clone());
+    }
+    let inner = match outer.get("result")? {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok()?,
+        other => other.clone(),
+    };
+    if inner.is_object() {
+        return Some(inner);
+    }
+    let wraps_result = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.len() == 1 && p.contains_key("result"));
+    wraps_result.then(|| serde_json::json!({ "result": inner }))
 }

@@ -2,16 +2,18 @@
 //! HTTP on a loopback address.
 //!
 //! [`serve_stdio`] speaks MCP on the process's stdin/stdout until the client closes
-//! stdin; [`serve_http`] binds a loopback address and returns a handle with the bound
+//! stdin, through [`stdio_transport`] (which answers malformed requests); [`serve_http`] binds a loopback address and returns a handle with the bound
 //! address and a shutdown switch. Both take a [`ServerCore`]: the dispatcher, the tool
 //! selection, the elicitation router and the progress interval.
 
+mod annotations;
 mod elicitation;
 mod handler;
 mod http;
 mod list_changed;
 mod listing;
 mod progress;
+pub mod stdio_transport;
 
 use std::sync::Arc;
 
@@ -40,7 +42,8 @@ pub async fn serve_stdio(
     core: Arc<ServerCore>,
     stop: CancellationToken,
 ) -> Result<(), StdioServeError> {
-    let transport = rmcp::transport::io::stdio_pipes();
+    let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+    let transport = stdio_transport::LineTransport::new(stdin, stdout);
     let service = ToolhostServer::new(core)
         .serve_with_ct(transport, stop)
         .await

@@ -1,0 +1,150 @@
+//! Cached tool listings, so commands that only need to know a server's tools (`tools`,
+//! `schema`, `toolsets`, `dispatch` before its first MCP call) do not start the server.
+//!
+//! Every successful `tools/list` of a server is saved as
+//! `<home>/state/mcp-tools/<server>.json`: `{"key", "written", "tools"}`. A listing is
+//! used only while it is fresh ([`MAX_AGE`]) and its `key` matches the server's section
+//! as resolved now (transport, command, arguments, environment, URL, headers, filter,
+//! toolhost's version), so editing the section or upgrading toolhost invalidates it; the
+//! key is a hash, the file holds no setting. A server registered from the cache is
+//! connected by its first call, which lists its tools again and refreshes the file.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::Tool;
+use serde_json::{Value, json};
+use tools_core::stable_hash::fnv1a;
+
+use super::config::ResolvedServer;
+use super::naming::sanitize;
+
+/// How long a listing is trusted.
+pub const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The listing files of one toolhost home.
+#[derive(Clone, Debug)]
+pub struct ListingCache {
+    dir: PathBuf,
+}
+
+impl ListingCache {
+    /// Listings under `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        ListingCache { dir: dir.into() }
+    }
+
+    fn file(&self, server: &str) -> PathBuf {
+        self.dir.join(format!("{}.json", sanitize(server)))
+    }
+
+    /// The cached tools of `server`, when the listing is fresh and was made for the
+    /// section as it is now.
+    pub fn load(&self, server: &ResolvedServer) -> Option<Vec<Tool>> {
+        let text = std::fs::read_to_string(self.file(&server.name)).ok()?;
+        let value: Value = serde_json::from_str(&text).ok()?;
+        if value.get("key").and_then(Value::as_str) != Some(key(server).as_str()) {
+            return None;
+        }
+        let written = value.get("written").and_then(Value::as_u64)?;
+        let age = now_secs().saturating_sub(written);
+        if Duration::from_secs(age) > MAX_AGE {
+            return None;
+        }
+        serde_json::from_value(value.get("tools")?.clone()).ok()
+    }
+
+    /// Save `tools` as the listing of `server` (failures are logged, never fatal).
+    pub fn store(&self, server: &ResolvedServer, tools: &[Tool]) {
+        let value = json!({
+            "key": key(server),
+            "written": now_secs(),
+            "tools": tools,
+        });
+        let path = self.file(&server.name);
+        let saved = std::fs::create_dir_all(&self.dir).and_then(|()| {
+            tools_core::atomic_file::write_atomic(&path, value.to_string().as_bytes())
+        });
+        if let Err(err) = saved {
+            tracing::debug!(server = %server.name, path = %path.display(), %err, "could not cache the MCP tool listing");
+        }
+    }
+
+    /// Forget the listing of `server`.
+    pub fn forget(&self, server: &str) {
+        let _ = std::fs::remove_file(self.file(server));
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// What a listing depends on, hashed.
+fn key(server: &ResolvedServer) -> String {
+    let basis = format!(
+        "{}\0{:?}\0{:?}",
+        env!("CARGO_PKG_VERSION"),
+        server.transport,
+        server.tools
+    );
+    format!("{:016x}", fnv1a(basis.bytes()))
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::McpServerConfig;
+
+    fn server(command: &str) -> ResolvedServer {
+        let config: McpServerConfig = toml::from_str(&format!("command = {command:?}")).unwrap();
+        config.resolve("s", &|_| None).unwrap()
+    }
+
+    fn tool(name: &str) -> Tool {
+        serde_json::from_value(json!({"name": name, "inputSchema": {"type": "object"}})).unwrap()
+    }
+
+    #[test]
+    fn a_listing_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ListingCache::new(dir.path());
+        let s = server("a");
+        assert!(cache.load(&s).is_none());
+        cache.store(&s, &[tool("x"), tool("y")]);
+        let names: Vec<String> = cache
+            .load(&s)
+            .unwrap()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert_eq!(names, ["x", "y"]);
+    }
+
+    #[test]
+    fn a_changed_section_invalidates_the_listing() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ListingCache::new(dir.path());
+        cache.store(&server("a"), &[tool("x")]);
+        assert!(cache.load(&server("b")).is_none());
+    }
+
+    #[test]
+    fn a_stale_listing_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ListingCache::new(dir.path());
+        let s = server("a");
+        let old = now_secs() - MAX_AGE.as_secs() - 10;
+        let value = json!({"key": key(&s), "written": old, "tools": [tool("x")]});
+        std::fs::write(dir.path().join("s.json"), value.to_string()).unwrap();
+        assert!(cache.load(&s).is_none());
+    }
+}

@@ -1,0 +1,560 @@
+//! Regression tests for MCP faults found by adversarial testing, both ways: malformed
+//! JSON-RPC sent to `toolhost mcp serve`, secrets in server URLs, down servers, servers
+//! started by commands that do not need them, doubled structured results, log noise;
+//! and the official MCP Inspector CLI driving `toolhost mcp serve` over stdio and HTTP.
+//!
+//! The tests that need third-party MCP software skip locally without `.ci/setup-mcp.sh`
+//! (and fail under `TOOLHOST_CI=1`).
+
+mod mcp_common;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+
+use mcp_common::*;
+use serde_json::{Value, json};
+use toolhost_tests::{TestHome, stderr, stdout, stdout_json, toolhost_bin};
+
+/// `toolhost mcp serve` on stdio, driven line by line.
+struct RawServe {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl RawServe {
+    fn start(home: &TestHome, args: &[&str]) -> Self {
+        let mut child = home
+            .command()
+            .args(["mcp", "serve"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start toolhost mcp serve");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut serve = RawServe {
+            child,
+            stdin,
+            stdout,
+        };
+        serve.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}})
+            .to_string(),
+        );
+        let answer = serve.answer();
+        assert_eq!(answer["id"], 0, "{answer}");
+        serve.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        serve
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    fn answer(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
+    }
+
+    /// Close stdin and wait; the process's stderr.
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        let mut err = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_string(&mut err).expect("read stderr");
+        }
+        let status = self.child.wait().expect("wait");
+        assert!(status.success(), "mcp serve exited with {status}: {err}");
+        err
+    }
+}
+
+fn assert_no_rust_names(message: &str) {
+    for rust in ["struct ", "enum ", "::", "Params", "JsonObject", "serde"] {
+        assert!(!message.contains(rust), "{message:?} names {rust:?}");
+    }
+}
+
+#[test]
+fn stdio_serve_answers_bad_json_with_parse_error() {
+    let home = TestHome::new();
+    let mut serve = RawServe::start(&home, &["--toolsets", "file"]);
+    serve.send("{this is not json");
+    let answer = serve.answer();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    assert_no_rust_names(answer["error"]["message"].as_str().unwrap());
+    serve.finish();
+}
+
+#[test]
+fn stdio_serve_answers_wrong_typed_params_with_invalid_params() {
+    let home = TestHome::new();
+    let mut serve = RawServe::start(&home, &["--toolsets", "file"]);
+    for (id, params) in [
+        (5, json!({"name": 7})),
+        (6, json!({"name": "read_file", "arguments": "x"})),
+        (7, json!("params")),
+    ] {
+        serve.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+                .to_string(),
+        );
+        let answer = serve.answer();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert_no_rust_names(answer["error"]["message"].as_str().unwrap());
+    }
+    serve.finish();
+}
+
+#[test]
+fn stdio_serve_answers_an_over_long_line_and_keeps_serving() {
+    let home = TestHome::new();
+    let mut serve = RawServe::start(&home, &["--toolsets", "file"]);
+    let pad = "x".repeat(17 * 1024 * 1024);
+    serve.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":8,"method":"ping","params":{{"pad":"{pad}"}}}}"#
+    ));
+    let answer = serve.answer();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than the limit"),
+        "{answer}"
+    );
+    serve.send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    let answer = serve.answer();
+    assert_eq!(answer["id"], 9, "{answer}");
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    serve.finish();
+}
+
+#[test]
+fn a_routine_stdio_session_logs_nothing_and_no_colour() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let home = TestHome::new();
+    home.write_config(&proxied_servers());
+    let mut serve = RawServe::start(&home, &["--toolsets", "time"]);
+    serve.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let answer = serve.answer();
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
+    let err = serve.finish();
+    assert!(!err.contains('\u{1b}'), "ANSI escapes in {err:?}");
+    assert!(
+        !err.contains("WARN") && !err.contains("ERROR"),
+        "teardown logged at default verbosity: {err}"
+    );
+}
+
+/// A config whose server `broken` dies before the handshake.
+fn home_with_broken_server() -> TestHome {
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.broken]\ncommand = {}\n",
+        toml_str(&fixture("crashing_server.sh"))
+    ));
+    home
+}
+
+#[test]
+fn mcp_list_exits_non_zero_and_quotes_the_stderr_line_when_a_server_failed() {
+    let home = home_with_broken_server();
+    for args in [&["mcp", "list"][..], &["mcp", "list", "--json"][..]] {
+        let out = home.run(args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("MCP server 'broken' failed")
+                && err.contains("cannot load settings: /etc/crashing.conf: permission denied"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn calling_a_tool_of_a_down_server_says_which_server_and_why() {
+    let home = home_with_broken_server();
+    let out = home.run(&["call", "mcp__broken__anything", "{}"], None);
+    assert!(!out.status.success());
+    let error = stdout_json(&out)["error"].as_str().unwrap().to_string();
+    assert!(error.contains("MCP server 'broken' is down"), "{error}");
+    assert!(error.contains("permission denied"), "{error}");
+}
+
+/// Values that must never be printed.
+const PATH_TOKEN: &str = "pathTok3n-5150";
+const QUERY_KEY: &str = "qKey-8842-zz";
+const HEADER_SECRET: &str = "hdrS3cret-0071";
+const PASSWORD: &str = "pw-Hunter-22";
+
+fn home_with_secret_url() -> (TestHome, Vec<(&'static str, String)>) {
+    let home = TestHome::new();
+    let port = free_port();
+    home.write_config(&format!(
+        "[mcp_servers.web]\nurl = \"http://bob:{PASSWORD}@127.0.0.1:{port}/v1/${{WEB_PATH_TOKEN}}/mcp?api_key={QUERY_KEY}&mode=x\"\nheaders = {{ X-Api = \"${{WEB_HEADER}}\" }}\nconnect_timeout = 5\n"
+    ));
+    let env = vec![
+        ("WEB_PATH_TOKEN", PATH_TOKEN.to_string()),
+        ("WEB_HEADER", HEADER_SECRET.to_string()),
+    ];
+    (home, env)
+}
+
+fn run_with(home: &TestHome, env: &[(&str, String)], args: &[&str]) -> Output {
+    let mut cmd = home.command();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args).output().expect("run toolhost")
+}
+
+fn assert_hidden(text: &str) {
+    for secret in [PATH_TOKEN, QUERY_KEY, HEADER_SECRET, PASSWORD] {
+        assert!(!text.contains(secret), "{secret} printed in: {text}");
+    }
+}
+
+#[test]
+fn secrets_in_server_urls_are_redacted_in_mcp_list_and_its_stderr() {
+    let (home, env) = home_with_secret_url();
+    for args in [&["mcp", "list"][..], &["mcp", "list", "--json"][..]] {
+        let out = run_with(&home, &env, args);
+        assert_hidden(&stdout(&out));
+        assert_hidden(&stderr(&out));
+    }
+}
+
+#[test]
+fn secrets_in_server_urls_are_redacted_in_errors_the_model_sees() {
+    let (home, env) = home_with_secret_url();
+    let out = run_with(&home, &env, &["call", "mcp__web__echo", "{}"]);
+    assert_hidden(&stdout(&out));
+    assert_hidden(&stderr(&out));
+    let error = stdout_json(&out)["error"].as_str().unwrap().to_string();
+    // Only the secret goes: the URL around it stays readable.
+    assert!(
+        error.contains("/v1/[REDACTED]/mcp?api_key=[REDACTED]&mode=x"),
+        "{error}"
+    );
+}
+
+/// A stdio server wrapper that notes each start in `marker` before running the time
+/// server.
+fn counting_time_server(dir: &Path, marker: &Path) -> std::path::PathBuf {
+    let script = dir.join("counting_time.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho started >> '{}'\nexec '{}' --local-timezone=UTC\n",
+            marker.display(),
+            time_server().display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    script
+}
+
+fn starts(marker: &Path) -> usize {
+    std::fs::read_to_string(marker)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn commands_that_need_no_mcp_tool_start_no_server() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("starts");
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.time]\ncommand = {}\n",
+        toml_str(&counting_time_server(dir.path(), &marker))
+    ));
+    let out = home.run(&["call", "read_file", r#"{"path": "/etc/hostname"}"#], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = home.run(&["plugins", "list"], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(starts(&marker), 0);
+}
+
+#[test]
+fn schema_uses_a_cached_listing_and_calls_connect_on_demand() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("starts");
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.time]\ncommand = {}\n",
+        toml_str(&counting_time_server(dir.path(), &marker))
+    ));
+    let names = |out: &Output| -> Vec<String> {
+        stdout_json(out)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["function"]["name"].as_str().unwrap().to_string())
+            .filter(|n| n.starts_with("mcp__"))
+            .collect()
+    };
+    let first = home.run(&["schema"], None);
+    assert_eq!(starts(&marker), 1, "the first listing connects");
+    let second = home.run(&["schema"], None);
+    assert_eq!(starts(&marker), 1, "the cached listing is used");
+    assert_eq!(names(&first), names(&second));
+    assert!(names(&second).contains(&"mcp__time__get_current_time".to_string()));
+    // Editing the section invalidates the listing.
+    home.write_config(&format!(
+        "[mcp_servers.time]\ncommand = {}\ntimeout = 30\ntools = {{ include = [\"get_current_time\"] }}\n",
+        toml_str(&counting_time_server(dir.path(), &marker))
+    ));
+    let third = home.run(&["schema"], None);
+    assert_eq!(starts(&marker), 2);
+    assert_eq!(names(&third), ["mcp__time__get_current_time"]);
+}
+
+#[test]
+fn structured_content_mirroring_the_text_is_passed_once_and_spills_as_lines() {
+    if skip_without_npm_bin("mcp-server-filesystem") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.txt");
+    let body: String = (0..1500)
+        .map(|i| format!("line {i:05} {}\n", "abcdefghij".repeat(3)))
+        .collect();
+    assert!(body.len() > 60_000);
+    std::fs::write(&file, &body).unwrap();
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.fs]\ncommand = {}\nargs = [{}]\n",
+        toml_str(&npm_bin("mcp-server-filesystem")),
+        toml_str(dir.path())
+    ));
+    let out = home.run(
+        &[
+            "call",
+            "mcp__fs__read_text_file",
+            &json!({"path": file}).to_string(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value = stdout_json(&out);
+    assert_eq!(value["result"], body, "one copy of the text, nothing else");
+    assert!(
+        value.get("structuredContent").is_none(),
+        "doubled: {value:.200}"
+    );
+}
+
+#[test]
+fn a_spilled_mcp_result_is_readable_in_pages() {
+    if skip_without_npm_bin("mcp-server-filesystem") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huge.txt");
+    let body: String = (0..4000)
+        .map(|i| format!("row {i:05} {}\n", "0123456789".repeat(4)))
+        .collect();
+    assert!(body.len() > 150_000);
+    std::fs::write(&file, &body).unwrap();
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.fs]\ncommand = {}\nargs = [{}]\n",
+        toml_str(&npm_bin("mcp-server-filesystem")),
+        toml_str(dir.path())
+    ));
+    let out = home.run(
+        &[
+            "call",
+            "mcp__fs__read_text_file",
+            &json!({"path": file}).to_string(),
+        ],
+        None,
+    );
+    let value = stdout_json(&out);
+    assert_eq!(value["truncated"], true, "{value:.300}");
+    let saved = value["saved_to"].as_str().unwrap().to_string();
+    // read_file pages through real lines of the saved text.
+    let out = home.run(
+        &[
+            "call",
+            "read_file",
+            &json!({"path": saved, "offset": 2001, "limit": 2}).to_string(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = stdout_json(&out)["content"].as_str().unwrap().to_string();
+    assert!(page.contains("row 01999"), "{page}");
+    assert!(page.lines().count() == 2, "{page}");
+}
+
+#[test]
+fn server_memory_results_come_back_once_across_calls() {
+    if skip_without_npm_bin("mcp-server-memory") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.memory]\ncommand = {}\nenv = {{ MEMORY_FILE_PATH = {} }}\n",
+        toml_str(&npm_bin("mcp-server-memory")),
+        toml_str(&dir.path().join("memory.jsonl"))
+    ));
+    let entities = json!({"entities": [
+        {"name": "toolhost", "entityType": "project", "observations": ["speaks MCP both ways"]}
+    ]});
+    let out = home.run(
+        &[
+            "call",
+            "mcp__memory__create_entities",
+            &entities.to_string(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = home.run(&["call", "mcp__memory__read_graph", "{}"], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value = stdout_json(&out);
+    let text = value["result"].as_str().unwrap_or_default();
+    assert!(text.contains("speaks MCP both ways"), "{value}");
+    assert!(value.get("structuredContent").is_none(), "doubled: {value}");
+}
+
+fn inspector(args: &[&str]) -> Value {
+    let out = Command::new(npm_bin("mcp-inspector"))
+        .arg("--cli")
+        .args(args)
+        .output()
+        .expect("run the MCP Inspector CLI");
+    assert!(
+        out.status.success(),
+        "inspector {args:?} failed\nstdout: {}\nstderr: {}",
+        stdout(&out),
+        stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("inspector printed no JSON ({e}): {}", stdout(&out)))
+}
+
+fn read_file_text(answer: &Value) -> Value {
+    assert_eq!(answer["isError"], false, "{answer}");
+    let text = answer["content"][0]["text"].as_str().unwrap();
+    serde_json::from_str(text).unwrap()
+}
+
+#[test]
+fn inspector_cli_lists_and_calls_over_stdio() {
+    if skip_without_npm_bin("mcp-inspector") {
+        return;
+    }
+    let home = TestHome::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.txt");
+    std::fs::write(&file, "hello\ninspector\n").unwrap();
+    let bin = toolhost_bin().display().to_string();
+    let home_arg = home.path().display().to_string();
+    let serve = [
+        bin.as_str(),
+        "--home",
+        home_arg.as_str(),
+        "mcp",
+        "serve",
+        "--toolsets",
+        "file",
+    ];
+    let listed = inspector(&[&serve[..], &["--method", "tools/list"]].concat());
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"read_file"), "{names:?}");
+    let path_arg = format!("path={}", file.display());
+    let called = inspector(
+        &[
+            &serve[..],
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "read_file",
+                "--tool-arg",
+                path_arg.as_str(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(read_file_text(&called)["content"], "1|hello\n2|inspector");
+}
+
+#[test]
+fn inspector_cli_calls_over_streamable_http() {
+    if skip_without_npm_bin("mcp-inspector") {
+        return;
+    }
+    let home = TestHome::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.txt");
+    std::fs::write(&file, "over http\n").unwrap();
+    let mut child = home
+        .command()
+        .args([
+            "mcp",
+            "serve",
+            "--toolsets",
+            "file",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start toolhost mcp serve --http");
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let url = url.trim().to_string();
+    let path_arg = format!("path={}", file.display());
+    let called = inspector(&[
+        url.as_str(),
+        "--transport",
+        "http",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "read_file",
+        "--tool-arg",
+        path_arg.as_str(),
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(read_file_text(&called)["content"], "1|over http");
+}
