@@ -10,6 +10,7 @@ use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
 use tools_core::environments::TerminalSettings;
 use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
+use tools_core::skills::SkillsSettings;
 
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
@@ -39,6 +40,8 @@ pub struct Config {
     pub clarify: ClarifySettings,
     /// `[terminal]` — execution backend, limits, per-backend sections.
     pub terminal: TerminalSettings,
+    /// `[skills]` — skill sources and disabled skills.
+    pub skills: SkillsSettings,
 }
 
 impl Config {
@@ -50,6 +53,7 @@ impl Config {
             memory: self.memory.clone(),
             clarify: self.clarify.clone(),
             terminal: self.terminal.clone(),
+            skills: self.skills.clone(),
         }
     }
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use crate::approval::ApprovalSettings;
 use crate::environments::TerminalSettings;
+use crate::skills::SkillsSettings;
 
 /// `[tool_output]`: caps applied inside tools.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -79,4 +80,6 @@ pub struct CoreSettings {
     pub clarify: ClarifySettings,
     /// `[terminal]` (backend, limits, per-backend sections).
     pub terminal: TerminalSettings,
+    /// `[skills]` (skill sources, disabled skills).
+    pub skills: SkillsSettings,
 }
