@@ -12,6 +12,7 @@ use tools_core::environments::TerminalSettings;
 use tools_core::settings::{
     ClarifySettings, CoreSettings, FileToolSettings, MemorySettings, ToolOutputSettings,
 };
+use tools_core::skills::SkillsSettings;
 
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
@@ -43,6 +44,8 @@ pub struct Config {
     pub terminal: TerminalSettings,
     /// `[files]` — secret-file patterns of the file tools.
     pub files: FileToolSettings,
+    /// `[skills]` — skill sources and disabled skills.
+    pub skills: SkillsSettings,
 }
 
 impl Config {
@@ -55,6 +58,7 @@ impl Config {
             clarify: self.clarify.clone(),
             terminal: self.terminal.clone(),
             files: self.files.clone(),
+            skills: self.skills.clone(),
         }
     }
 }

@@ -60,6 +60,11 @@ impl Home {
         self.root.join("state")
     }
 
+    /// `<home>/skills` — the user's skills, one directory each.
+    pub fn skills_dir(&self) -> PathBuf {
+        self.root.join("skills")
+    }
+
     /// `<home>/results` — tool results too large for the model's context.
     pub fn results_dir(&self) -> PathBuf {
         self.root.join("results")

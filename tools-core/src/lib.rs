@@ -28,6 +28,7 @@ pub mod registry;
 pub mod result;
 pub mod services;
 pub mod settings;
+pub mod skills;
 pub mod stable_hash;
 pub mod tools;
 

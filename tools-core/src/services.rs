@@ -12,6 +12,7 @@ use crate::home::Home;
 use crate::hooks::Hooks;
 use crate::prompter::{Prompter, TerminalPrompter};
 use crate::settings::CoreSettings;
+use crate::skills::SkillCatalog;
 
 /// Everything core tools may need besides their arguments.
 pub struct CoreServices {
@@ -33,6 +34,8 @@ pub struct CoreServices {
     /// Execution environments per task and background processes (from
     /// `settings.terminal`). Call [`CoreServices::shutdown`] on exit.
     pub environments: Arc<EnvironmentManager>,
+    /// Every skill source (`settings.skills`), shared by the skill tools.
+    pub skills: Arc<SkillCatalog>,
 }
 
 impl std::fmt::Debug for CoreServices {
@@ -56,6 +59,12 @@ impl CoreServices {
         approval: Arc<dyn ApprovalGate>,
     ) -> Self {
         let environments = EnvironmentManager::new(settings.terminal.clone(), home.clone());
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let skills = Arc::new(SkillCatalog::from_settings(
+            home.skills_dir(),
+            &settings.skills,
+            &cwd,
+        ));
         CoreServices {
             home,
             settings,
@@ -64,6 +73,7 @@ impl CoreServices {
             files: Arc::new(EnvironmentFiles::new(&environments)),
             prompter: Arc::new(TerminalPrompter::stdio()),
             environments,
+            skills,
         }
     }
 

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use crate::approval::ApprovalSettings;
 use crate::environments::TerminalSettings;
+use crate::skills::SkillsSettings;
 
 /// `[tool_output]`: caps applied inside tools.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -144,4 +145,6 @@ pub struct CoreSettings {
     pub terminal: TerminalSettings,
     /// `[files]` (secret-file patterns).
     pub files: FileToolSettings,
+    /// `[skills]` (skill sources, disabled skills).
+    pub skills: SkillsSettings,
 }

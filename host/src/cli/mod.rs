@@ -14,6 +14,7 @@ mod mcp;
 mod plugins;
 mod schema;
 mod selection;
+mod skills;
 mod tools;
 mod toolsets;
 
@@ -67,6 +68,8 @@ pub enum Command {
     Plugins(plugins::PluginsArgs),
     /// Judge commands with the dangerous-command detector; manage permanent approvals.
     Approvals(approvals::ApprovalsArgs),
+    /// Skills: list, view, check a skill folder with the guard, install one.
+    Skills(skills::SkillsArgs),
 }
 
 /// Why a command failed (printed as one line on stderr, exit code 2).
@@ -150,6 +153,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(&cli, args),
         Command::Plugins(args) => plugins::run(&cli, args),
         Command::Approvals(args) => approvals::run(&cli, args),
+        Command::Skills(args) => skills::run(&cli, args),
     };
     match outcome {
         Ok(code) => code,

@@ -14,6 +14,7 @@ pub mod patch;
 pub mod read_file;
 pub mod search_files;
 mod secret_files;
+pub mod skills;
 mod text_file;
 pub mod todo;
 pub mod v4a;
@@ -46,6 +47,9 @@ pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
     ("todo", todo::build),
     ("memory", memory::build),
     ("clarify", clarify::build),
+    ("skills_list", skills::build_list),
+    ("skill_view", skills::build_view),
+    ("skill_manage", skills::build_manage),
 ];
 
 /// A core tool that could not be registered.
@@ -128,7 +132,10 @@ mod tests {
                 "search_files",
                 "todo",
                 "memory",
-                "clarify"
+                "clarify",
+                "skills_list",
+                "skill_view",
+                "skill_manage"
             ]
         );
         for name in names {
