@@ -11,6 +11,7 @@ use tools_core::approval::ApprovalSettings;
 use tools_core::environments::TerminalSettings;
 use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 
+use crate::agent::{AgentSettings, DelegationSettings, ModelSettings};
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
 use crate::plugins::PluginsConfig;
@@ -39,6 +40,12 @@ pub struct Config {
     pub clarify: ClarifySettings,
     /// `[terminal]` — execution backend, limits, per-backend sections.
     pub terminal: TerminalSettings,
+    /// `[model]`: the model the agent loop talks to.
+    pub model: ModelSettings,
+    /// `[agent]`: the agent loop's limits.
+    pub agent: AgentSettings,
+    /// `[delegation]`: `delegate_task` limits.
+    pub delegation: DelegationSettings,
 }
 
 impl Config {

@@ -6,6 +6,7 @@
 
 mod args;
 pub mod clarify;
+pub mod delegate_task;
 mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
@@ -13,6 +14,7 @@ pub mod memory;
 pub mod patch;
 pub mod read_file;
 pub mod search_files;
+pub mod session_search;
 mod text_file;
 pub mod todo;
 pub mod v4a;
@@ -42,6 +44,8 @@ pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
     ("todo", todo::build),
     ("memory", memory::build),
     ("clarify", clarify::build),
+    ("session_search", session_search::build),
+    ("delegate_task", delegate_task::build),
 ];
 
 /// A core tool that could not be registered.
@@ -124,7 +128,9 @@ mod tests {
                 "search_files",
                 "todo",
                 "memory",
-                "clarify"
+                "clarify",
+                "session_search",
+                "delegate_task"
             ]
         );
         for name in names {
