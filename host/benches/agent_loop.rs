@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 use toolhost::Dispatcher;
 use toolhost::agent::scripted::{self, ScriptedServer};
 use toolhost::agent::{
-    Agent, AgentSettings, DelegationSettings, Message, ModelClient, ModelEndpoint, ModelSettings,
-    SessionStore, ToolOffer,
+    Agent, AgentParts, AgentSettings, DelegationSettings, Message, ModelClient, ModelEndpoint,
+    ModelSettings, SessionStore, ToolOffer,
 };
 use toolhost::batch::BatchOptions;
 use toolhost::spill::ResultSpill;
@@ -65,24 +65,24 @@ fn loop_turn(c: &mut Criterion) {
         ..ModelSettings::default()
     };
     let client = ModelClient::new(ModelEndpoint::resolve(&model, |_| None)).unwrap();
-    let agent = Agent::assemble(
+    let agent = Agent::assemble(AgentParts {
         client,
-        Dispatcher::new(
+        dispatcher: Dispatcher::new(
             Arc::clone(&registry),
             Arc::new(Hooks::new()),
             ResultSpill::new(dir.path().join("results")),
         ),
-        Arc::new(AgentLoopState::new(
+        state: Arc::new(AgentLoopState::new(
             &Home::at(dir.path()),
             &MemorySettings::default(),
         )),
-        Arc::new(SessionStore::open_in(dir.path()).unwrap()),
-        BatchOptions::default(),
-        ResultSpill::new(dir.path().join("turn")),
-        AgentSettings::default(),
-        DelegationSettings::default(),
+        sessions: Arc::new(SessionStore::open_in(dir.path()).unwrap()),
+        batch: BatchOptions::default(),
+        spill: ResultSpill::new(dir.path().join("turn")),
+        settings: AgentSettings::default(),
+        delegation: DelegationSettings::default(),
         tools,
-    );
+    });
     let mut base = agent.new_conversation(None).unwrap();
     for i in 0..49 {
         base.messages.push(if i % 2 == 0 {

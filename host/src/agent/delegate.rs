@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use tools_core::ToolContext;
 use tools_core::result::tool_error;
 
-use super::agent::Agent;
+use super::assemble::Agent;
 use super::events::AgentEvent;
 use super::turn::TurnEnd;
 

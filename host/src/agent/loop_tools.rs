@@ -7,7 +7,7 @@
 use serde_json::Value;
 use tools_core::ToolContext;
 
-use super::agent::Agent;
+use super::assemble::Agent;
 use super::delegate::delegate_task;
 use super::session_search::session_search;
 use crate::dispatch::AgentLoopHandler;

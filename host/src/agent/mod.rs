@@ -8,7 +8,7 @@
 //! [`Agent::assemble`]) and calls [`Agent::run_turn`]. Behaviour and differences from
 //! Hermes: docs/hermes/agent-loop.md.
 
-mod agent;
+mod assemble;
 pub mod budget;
 pub mod client;
 mod delegate;
@@ -22,13 +22,14 @@ pub mod session_search;
 pub mod sessions;
 pub mod settings;
 pub mod stream;
+pub mod tool_search;
 mod turn;
 pub mod untrusted;
 
 #[cfg(test)]
 mod turn_tests;
 
-pub use agent::{Agent, AgentError, CHILD_BLOCKED_TOOLS, ToolOffer};
+pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, ToolOffer};
 pub use client::{ChatRequest, Completion, ModelClient, ModelError};
 pub use events::{AgentEvent, EventSink};
 pub use message::{AssistantToolCall, Content, FunctionCall, Message, Role, Usage};

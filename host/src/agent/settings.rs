@@ -73,6 +73,11 @@ pub struct AgentSettings {
     /// Tool results of one turn together may not exceed this many characters; the
     /// largest are spilled to files first (0 = scaled to the context length).
     pub turn_result_budget: usize,
+    /// The Tool Search bridge: `auto` (when the deferrable tools' schemas would take
+    /// `tool_search_threshold_pct` % of the context), `on` or `off`.
+    pub tool_search: String,
+    /// The share of the context that activates Tool Search in `auto` mode.
+    pub tool_search_threshold_pct: f64,
 }
 
 impl Default for AgentSettings {
@@ -81,6 +86,8 @@ impl Default for AgentSettings {
             max_turns: 90,
             system_prompt: None,
             turn_result_budget: 0,
+            tool_search: "auto".into(),
+            tool_search_threshold_pct: 10.0,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! approval, validation and the result limit included — and the results go back, until
 //! the model answers without tool calls or the turn's model-call limit is reached.
 //!
+//! Tool Search bridge calls are answered or unwrapped first (`tool_search.rs`).
 //! Every message is written to the session as soon as it exists (the assistant message
 //! before its calls run, the batch's results in one transaction after). Untrusted
 //! output is wrapped (`untrusted.rs`) and the per-turn budget enforced (`budget.rs`)
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 use tokio_util::sync::CancellationToken;
 use tools_core::ToolContext;
 
-use super::agent::Agent;
+use super::assemble::Agent;
 use super::budget::enforce_turn_budget;
 use super::client::{ChatRequest, ModelError};
 use super::events::{AgentEvent, preview};
@@ -163,8 +164,9 @@ impl Agent {
                 Verdict::Proceed {
                     message,
                     run,
-                    answered,
+                    mut answered,
                 } => {
+                    let run = self.bridge(run, &mut answered);
                     let order: Vec<(String, String)> = message
                         .tool_calls
                         .iter()
@@ -179,7 +181,8 @@ impl Agent {
                     let mut batch: Vec<ToolMessage> = order
                         .into_iter()
                         .map(|(id, name)| match by_id.remove(&id) {
-                            Some(result) => result,
+                            // Named as the model called it (`tool_call` stays `tool_call`).
+                            Some(result) => ToolMessage { name, ..result },
                             None => ToolMessage {
                                 role: "tool".into(),
                                 content: answered.get(&id).cloned().unwrap_or_default(),
@@ -247,24 +250,54 @@ impl Agent {
             task_id: conversation.session_id.clone(),
             ..options.context.clone()
         };
-        let results = dispatch_batch(&self.dispatcher, run, &options).await;
-        for result in &results {
+        let mut results = dispatch_batch(&self.dispatcher, run, &options).await;
+        for result in &mut results {
             (self.events)(AgentEvent::ToolDone {
                 name: result.name.clone(),
                 failed: tools_core::result::is_error_result(&result.content),
             });
+            let from_mcp = self.tools.from_mcp.contains(&result.name);
+            if untrusted::is_untrusted(&result.name, from_mcp) {
+                result.content = untrusted::wrap(&result.name, &result.content);
+            }
         }
         results
     }
 
-    /// Untrusted wrapping, then the per-turn budget.
+    /// Tool Search bridge calls: `tool_search` and `tool_describe` are answered here,
+    /// `tool_call` becomes the call it wraps. Returns the calls left to dispatch.
+    fn bridge(
+        &self,
+        run: Vec<crate::batch::ToolCall>,
+        answered: &mut HashMap<String, String>,
+    ) -> Vec<crate::batch::ToolCall> {
+        let Some(search) = &self.search else {
+            return run;
+        };
+        let parse = |text: &str| serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+        run.into_iter()
+            .filter_map(|mut call| {
+                let answer = match call.name.as_str() {
+                    "tool_search" => search.search(&parse(&call.arguments)),
+                    "tool_describe" => search.describe(&parse(&call.arguments)),
+                    "tool_call" => match search.unwrap_call(&call.arguments) {
+                        Ok((name, arguments)) => {
+                            call.name = name;
+                            call.arguments = arguments;
+                            return Some(call);
+                        }
+                        Err(message) => serde_json::json!({ "error": message }),
+                    },
+                    _ => return Some(call),
+                };
+                answered.insert(call.id, answer.to_string());
+                None
+            })
+            .collect()
+    }
+
+    /// The per-turn budget.
     fn finish_batch(&self, batch: &mut [ToolMessage]) {
-        for message in batch.iter_mut() {
-            let from_mcp = self.tools.from_mcp.contains(&message.name);
-            if untrusted::is_untrusted(&message.name, from_mcp) {
-                message.content = untrusted::wrap(&message.name, &message.content);
-            }
-        }
         let spilled = enforce_turn_budget(batch, self.shared.budgets.per_turn, &self.shared.spill);
         if spilled > 0 {
             (self.events)(AgentEvent::Notice(format!(

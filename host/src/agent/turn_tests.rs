@@ -101,20 +101,20 @@ async fn setup_with(
         Arc::new(Hooks::new()),
         ResultSpill::new(dir.path().join("results")),
     );
-    let agent = Agent::assemble(
+    let agent = Agent::assemble(AgentParts {
         client,
         dispatcher,
-        Arc::new(AgentLoopState::new(&home, &MemorySettings::default())),
-        Arc::new(SessionStore::open_in(dir.path()).unwrap()),
-        BatchOptions {
+        state: Arc::new(AgentLoopState::new(&home, &MemorySettings::default())),
+        sessions: Arc::new(SessionStore::open_in(dir.path()).unwrap()),
+        batch: BatchOptions {
             cancel_grace: Duration::from_secs(5),
             ..BatchOptions::default()
         },
-        ResultSpill::new(dir.path().join("turn-results")),
+        spill: ResultSpill::new(dir.path().join("turn-results")),
         settings,
-        DelegationSettings::default(),
+        delegation: DelegationSettings::default(),
         tools,
-    );
+    });
     Setup { server, agent, dir }
 }
 
@@ -544,4 +544,37 @@ async fn too_many_delegated_tasks_are_refused() {
         .unwrap()
         .to_string();
     assert!(content.contains("Too many tasks: 4 provided"), "{content}");
+}
+
+#[tokio::test]
+async fn tool_search_bridge_defers_tools_and_unwraps_tool_call() {
+    let s = setup_with(
+        vec![
+            scripted::tool_calls(&[
+                ("s1", "tool_search", r#"{"query":"echo arguments"}"#),
+                (
+                    "c1",
+                    "tool_call",
+                    r#"{"name":"echo","arguments":{"text":"hi"}}"#,
+                ),
+            ]),
+            scripted::text("ok"),
+        ],
+        |_, a| a.tool_search = "on".into(),
+    )
+    .await;
+    turn(&s, "go").await;
+    let names: Vec<String> = s.server.bodies()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"tool_call".to_string()) && names.contains(&"todo".to_string()));
+    assert!(!names.contains(&"echo".to_string()), "{names:?}");
+    let results = tool_results(&s, 1);
+    let found: Value = serde_json::from_str(results[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(found["matches"][0]["name"], "echo", "{found}");
+    assert_eq!(results[1]["name"], "tool_call");
+    assert_eq!(results[1]["content"], r#"{"echo":{"text":"hi"}}"#);
 }

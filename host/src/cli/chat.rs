@@ -3,12 +3,15 @@
 //! argument preview) on stderr, children of `delegate_task` are shown indented. Ctrl-C
 //! interrupts the running turn (running calls are cancelled the way `dispatch` does);
 //! Ctrl-C at the prompt, `/exit` or end of input leaves. Approval and `clarify` prompts
-//! appear on the same terminal.
+//! appear on the same terminal. The prompt line is edited with `rustyline` (history in
+//! `<home>/state/chat_history`); it is only active between turns, so a turn's output
+//! and Ctrl-C are never mixed up with line editing.
 //!
 //! Commands: `/new`, `/sessions`, `/resume ID`, `/tools`, `/model`, `/help`, `/exit`.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -49,12 +52,62 @@ pub fn run(cli: &Cli, args: &ChatArgs) -> Result<ExitCode, CliError> {
         .with_events(Arc::new(move |event| show(&emojis, &event, 0)));
     let runtime =
         tools_core::bridge::shared_runtime().map_err(|e| CliError::Input(e.to_string()))?;
-    let result = runtime.block_on(repl(&agent, args.session.as_deref()));
+    let history = host.home.state_dir().join("chat_history");
+    let result = runtime.block_on(repl(&agent, args.session.as_deref(), history));
     host.shutdown();
     result
 }
 
-async fn repl(agent: &Agent, session: Option<&str>) -> Result<ExitCode, CliError> {
+/// Reads prompt lines on a thread of its own, one line per request.
+struct LineReader {
+    ask: std::sync::mpsc::Sender<()>,
+    lines: tokio::sync::mpsc::Receiver<Option<String>>,
+}
+
+impl LineReader {
+    fn start(history: PathBuf) -> Result<Self, CliError> {
+        let mut editor = rustyline::DefaultEditor::new()
+            .map_err(|e| CliError::Input(format!("cannot open the terminal: {e}")))?;
+        let _ = editor.load_history(&history);
+        let (ask, asked) = std::sync::mpsc::channel::<()>();
+        let (send, lines) = tokio::sync::mpsc::channel(1);
+        std::thread::spawn(move || {
+            while asked.recv().is_ok() {
+                let line = match editor.readline("› ") {
+                    Ok(line) => {
+                        if !line.trim().is_empty() {
+                            let _ = editor.add_history_entry(line.as_str());
+                        }
+                        Some(line)
+                    }
+                    // Ctrl-C, Ctrl-D or a broken terminal: leave.
+                    Err(_) => None,
+                };
+                let done = line.is_none();
+                if send.blocking_send(line).is_err() || done {
+                    break;
+                }
+            }
+            if let Some(dir) = history.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = editor.save_history(&history);
+        });
+        Ok(LineReader { ask, lines })
+    }
+
+    /// The next line; `None` at the end.
+    async fn next(&mut self) -> Option<String> {
+        self.ask.send(()).ok()?;
+        self.lines.recv().await.flatten()
+    }
+}
+
+async fn repl(
+    agent: &Agent,
+    session: Option<&str>,
+    history: PathBuf,
+) -> Result<ExitCode, CliError> {
     let input_err = |e: crate::agent::SessionError| CliError::Input(e.to_string());
     let mut conversation = match session {
         Some(id) => agent.resume(id).map_err(input_err)?,
@@ -66,24 +119,10 @@ async fn repl(agent: &Agent, session: Option<&str>) -> Result<ExitCode, CliError
         agent.tools().names.len(),
         conversation.session_id
     );
-    let (lines_tx, mut lines) = tokio::sync::mpsc::channel::<String>(1);
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if lines_tx.blocking_send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut reader = LineReader::start(history)?;
     loop {
-        eprint!("\n› ");
-        let _ = std::io::stderr().flush();
-        let line = tokio::select! {
-            line = lines.recv() => match line {
-                Some(line) => line,
-                None => break,
-            },
-            _ = tokio::signal::ctrl_c() => break,
+        let Some(line) = reader.next().await else {
+            break;
         };
         let line = line.trim();
         if line.is_empty() {
@@ -99,7 +138,7 @@ async fn repl(agent: &Agent, session: Option<&str>) -> Result<ExitCode, CliError
         let watcher = tokio::spawn(super::interrupt::cancel_on_ctrl_c(cancel.clone()));
         let outcome = agent.run_turn(&mut conversation, line, &cancel).await;
         watcher.abort();
-        println!();
+        println!("\n");
         match outcome.end {
             TurnEnd::Completed => {}
             TurnEnd::Interrupted => eprintln!("(interrupted)"),

@@ -39,7 +39,7 @@ fn schema() -> Value {
                         "properties": {
                             "goal": {"type": "string", "description": "Task goal"},
                             "context": {"type": "string", "description": "Task-specific context"},
-                            "role": role.clone()
+                            "role": role
                         },
                         "required": ["goal"]
                     }

@@ -1,4 +1,4 @@
-//! An agent: the model client, the tools it offers (definitions from the selected
+//! Building an agent: the model client, the tools it offers (definitions from the selected
 //! toolsets), the dispatch pipeline its calls go through, its session store and limits.
 //! [`Agent::from_host`] builds one from a started [`Toolhost`]; [`Agent::child`] builds
 //! the restricted agent `delegate_task` runs. Turns are run by `turn.rs`.
@@ -15,6 +15,7 @@ use super::events::{EventSink, quiet};
 use super::loop_tools::LoopTools;
 use super::sessions::{SessionError, SessionStore};
 use super::settings::{AgentSettings, DelegationSettings, ModelEndpoint};
+use super::tool_search::{self, ToolSearch};
 use crate::app::Toolhost;
 use crate::batch::BatchOptions;
 use crate::definitions::selected_definitions;
@@ -75,6 +76,28 @@ impl ToolOffer {
     }
 }
 
+/// Everything an agent is built from ([`Agent::assemble`]).
+pub struct AgentParts {
+    /// The model client.
+    pub client: ModelClient,
+    /// The dispatch pipeline (its agent-loop handler is replaced by the agent's).
+    pub dispatcher: Dispatcher,
+    /// `todo` and `memory` state.
+    pub state: Arc<AgentLoopState>,
+    /// The session database.
+    pub sessions: Arc<SessionStore>,
+    /// How batches run (the context is set per turn).
+    pub batch: BatchOptions,
+    /// Where the per-turn budget spills results.
+    pub spill: ResultSpill,
+    /// `[agent]`.
+    pub settings: AgentSettings,
+    /// `[delegation]`.
+    pub delegation: DelegationSettings,
+    /// The tools offered.
+    pub tools: ToolOffer,
+}
+
 /// What is shared by an agent and its children.
 pub(crate) struct Shared {
     pub client: ModelClient,
@@ -93,6 +116,7 @@ pub(crate) struct Shared {
 pub struct Agent {
     pub(crate) shared: Arc<Shared>,
     pub(crate) tools: Arc<ToolOffer>,
+    pub(crate) search: Option<Arc<ToolSearch>>,
     pub(crate) dispatcher: Dispatcher,
     pub(crate) depth: usize,
     pub(crate) source: String,
@@ -137,54 +161,58 @@ impl Agent {
         let state = Arc::new(AgentLoopState::from_services(&host.services));
         let batch = host.batch_options(tools_core::ToolContext::default());
         let spill = crate::spill::ResultSpill::new(host.home.results_dir());
-        Ok(Self::assemble(
+        Ok(Self::assemble(AgentParts {
             client,
-            host.dispatcher.clone(),
+            dispatcher: host.dispatcher.clone(),
             state,
             sessions,
             batch,
             spill,
-            config.agent.clone(),
-            config.delegation.clone(),
+            settings: config.agent.clone(),
+            delegation: config.delegation.clone(),
             tools,
-        ))
+        }))
     }
 
-    /// An agent from parts (embedders, tests).
-    #[allow(clippy::too_many_arguments)]
-    pub fn assemble(
-        client: ModelClient,
-        dispatcher: Dispatcher,
-        state: Arc<AgentLoopState>,
-        sessions: Arc<SessionStore>,
-        batch: BatchOptions,
-        spill: ResultSpill,
-        settings: AgentSettings,
-        delegation: DelegationSettings,
-        tools: ToolOffer,
-    ) -> Self {
+    /// An agent from parts (embedders, tests, benchmarks).
+    pub fn assemble(parts: AgentParts) -> Self {
         let budgets = Budgets::for_context(
-            client.endpoint().context_length(),
-            settings.turn_result_budget,
+            parts.client.endpoint().context_length(),
+            parts.settings.turn_result_budget,
         );
-        let max_turns = settings.max_turns.max(1);
+        let max_turns = parts.settings.max_turns.max(1);
+        let (tools, search) = tool_search::assemble(
+            parts.tools,
+            parts.client.endpoint().context_length(),
+            &parts.settings.tool_search,
+            parts.settings.tool_search_threshold_pct,
+        );
         let shared = Arc::new(Shared {
-            client,
-            base: dispatcher,
-            state,
-            sessions,
-            batch,
-            spill,
-            settings,
-            delegation,
+            client: parts.client,
+            base: parts.dispatcher,
+            state: parts.state,
+            sessions: parts.sessions,
+            batch: parts.batch,
+            spill: parts.spill,
+            settings: parts.settings,
+            delegation: parts.delegation,
             budgets,
         });
-        Self::with_tools(shared, Arc::new(tools), 0, "cli".into(), quiet(), max_turns)
+        Self::with_tools(
+            shared,
+            Arc::new(tools),
+            search.map(Arc::new),
+            0,
+            "cli".into(),
+            quiet(),
+            max_turns,
+        )
     }
 
     fn with_tools(
         shared: Arc<Shared>,
         tools: Arc<ToolOffer>,
+        search: Option<Arc<ToolSearch>>,
         depth: usize,
         source: String,
         events: EventSink,
@@ -194,6 +222,7 @@ impl Agent {
             dispatcher: shared.base.clone(),
             shared,
             tools,
+            search,
             depth,
             source,
             events,
@@ -238,6 +267,7 @@ impl Agent {
         Agent::with_tools(
             Arc::clone(&self.shared),
             Arc::new(self.tools.without(&blocked)),
+            self.search.clone(),
             depth,
             "subagent".into(),
             events,
