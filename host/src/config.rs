@@ -14,6 +14,7 @@ use tools_core::settings::{
 };
 use tools_core::skills::SkillsSettings;
 
+use crate::agent::{AgentSettings, DelegationSettings, ModelSettings};
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
 use crate::plugins::PluginsConfig;
@@ -46,6 +47,12 @@ pub struct Config {
     pub files: FileToolSettings,
     /// `[skills]` — skill sources and disabled skills.
     pub skills: SkillsSettings,
+    /// `[model]`: the model the agent loop talks to.
+    pub model: ModelSettings,
+    /// `[agent]`: the agent loop's limits.
+    pub agent: AgentSettings,
+    /// `[delegation]`: `delegate_task` limits.
+    pub delegation: DelegationSettings,
 }
 
 impl Config {

@@ -1,6 +1,7 @@
 //! The toolhost host: discovery (core tools, plugins, MCP servers), toolsets, tool
 //! definitions, the dispatch pipeline (hooks, approval, concurrency) and the CLI.
 
+pub mod agent;
 pub mod app;
 pub mod batch;
 pub mod cli;

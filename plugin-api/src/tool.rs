@@ -105,7 +105,7 @@ impl Tool {
     pub fn typed<A, R, F>(name: impl Into<String>, toolset: impl Into<String>, handler: F) -> Self
     where
         A: serde::de::DeserializeOwned + schemars::JsonSchema,
-        R: Serialize,
+        R: serde::Serialize,
         F: Fn(A, &ToolContext<'_>) -> Result<R, ToolError> + Send + Sync + 'static,
     {
         let mut parameters = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();

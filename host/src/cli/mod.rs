@@ -1,17 +1,20 @@
 //! The `toolhost` command line. The contract of every subcommand (flags, JSON shapes,
 //! exit codes) is relied on by tests and tooling: change it only additively.
 //!
-//! Exit codes: 0 success; 1 the tool result is an error object (`call`); 2 bad usage or
-//! input, or toolhost could not start (bad config).
+//! Exit codes: 0 success; 1 the tool result is an error object (`call`) or the model
+//! failed (`run`); 2 bad usage or input, or toolhost could not start (bad config); `run`
+//! adds 3 (model-call limit), 4 (ended by a turn rule) and 130 (interrupted).
 
 mod approvals;
 mod call;
+mod chat;
 mod dispatch;
 mod input;
 mod interrupt;
 mod logging;
 mod mcp;
 mod plugins;
+mod run;
 mod schema;
 mod selection;
 mod skills;
@@ -70,6 +73,10 @@ pub enum Command {
     Approvals(approvals::ApprovalsArgs),
     /// Skills: list, view, check a skill folder with the guard, install one.
     Skills(skills::SkillsArgs),
+    /// Run one task through the agent loop with the configured model; print the answer.
+    Run(run::RunArgs),
+    /// Chat with the configured model interactively, with the tools.
+    Chat(chat::ChatArgs),
 }
 
 /// Why a command failed (printed as one line on stderr, exit code 2).
@@ -154,6 +161,8 @@ pub fn main() -> ExitCode {
         Command::Plugins(args) => plugins::run(&cli, args),
         Command::Approvals(args) => approvals::run(&cli, args),
         Command::Skills(args) => skills::run(&cli, args),
+        Command::Run(args) => run::run(&cli, args),
+        Command::Chat(args) => chat::run(&cli, args),
     };
     match outcome {
         Ok(code) => code,

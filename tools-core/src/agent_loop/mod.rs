@@ -16,8 +16,9 @@
 //!
 //! Each call re-reads the files (they are small), so several processes sharing a home
 //! see each other's writes; memory writes also take an advisory file lock.
-//! `session_search` and `delegate_task` get a clear error: toolhost has no session
-//! store and runs no subagents.
+//! `session_search` and `delegate_task` need the agent loop's session database and
+//! child agents (the host's `agent` module answers them there); outside the loop
+//! (`toolhost call`, `dispatch`, `mcp serve`) they get a clear error.
 
 mod memory;
 mod threat_scan;
@@ -86,13 +87,15 @@ impl AgentLoopState {
             "memory" => self.memory.handle(args),
             "session_search" => json!({
                 "success": false,
-                "error": "session_search is not available: toolhost keeps no session \
-                          history to search. Work from the current conversation.",
+                "error": "session_search is not available here: past sessions are searchable \
+                          only inside toolhost's agent loop (toolhost run / chat). Work from \
+                          the current conversation.",
             }),
             "delegate_task" => json!({
                 "success": false,
-                "error": "delegate_task is not available: toolhost does not run subagents. \
-                          Do the work directly with the other tools.",
+                "error": "delegate_task is not available here: subagents run only inside \
+                          toolhost's agent loop (toolhost run / chat). Do the work directly \
+                          with the other tools.",
             }),
             _ => return None,
         })

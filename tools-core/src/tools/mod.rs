@@ -6,6 +6,7 @@
 
 mod args;
 pub mod clarify;
+pub mod delegate_task;
 mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
@@ -14,6 +15,7 @@ pub mod patch;
 pub mod read_file;
 pub mod search_files;
 mod secret_files;
+pub mod session_search;
 pub mod skills;
 mod text_file;
 pub mod todo;
@@ -50,6 +52,8 @@ pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
     ("skills_list", skills::build_list),
     ("skill_view", skills::build_view),
     ("skill_manage", skills::build_manage),
+    ("session_search", session_search::build),
+    ("delegate_task", delegate_task::build),
 ];
 
 /// A core tool that could not be registered.
@@ -135,7 +139,9 @@ mod tests {
                 "clarify",
                 "skills_list",
                 "skill_view",
-                "skill_manage"
+                "skill_manage",
+                "session_search",
+                "delegate_task"
             ]
         );
         for name in names {

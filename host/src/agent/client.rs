@@ -1,0 +1,350 @@
+//! The model client: one OpenAI-compatible `/chat/completions` client shared by every
+//! part of toolhost that calls a model (the agent loop, its children, and later the
+//! vision and mixture-of-agents tools).
+//!
+//! A request carries the conversation, the tool definitions, `tool_choice` and
+//! `parallel_tool_calls`; the reply is read whole or streamed (SSE, with
+//! `stream_options.include_usage`). 429, 5xx and connection failures are retried with
+//! exponential backoff (a `Retry-After` header wins, capped by `retry_max_delay`).
+//! Token usage is added up per client. Error texts never contain the API key.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::message::{Message, Usage};
+use super::settings::ModelEndpoint;
+use super::stream::{ChunkError, SseDecoder, StreamAccumulator, StreamEvent};
+
+/// Longest error body kept in an error message.
+const MAX_ERROR_BODY: usize = 2_000;
+
+/// Why a model call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A configured header is not valid HTTP.
+    #[error("invalid header {name:?} in [model] headers")]
+    Header {
+        /// The header name.
+        name: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// The server answered with an error status (after retries, for retryable ones).
+    #[error("model server answered {status} from {url}: {body}")]
+    Status {
+        /// HTTP status.
+        status: u16,
+        /// The endpoint.
+        url: String,
+        /// The start of the body.
+        body: String,
+    },
+    /// Connecting or reading failed (after retries).
+    #[error("cannot reach the model at {url}: {source}")]
+    Transport {
+        /// The endpoint.
+        url: String,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The reply was not a chat completion.
+    #[error("malformed reply from the model: {0}")]
+    Decode(String),
+    /// The stream carried an error or a malformed chunk.
+    #[error(transparent)]
+    Stream(#[from] ChunkError),
+    /// The reply had no choices.
+    #[error("the model returned no choices")]
+    NoChoices,
+    /// The call was interrupted.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl ModelError {
+    fn retryable(&self) -> bool {
+        match self {
+            ModelError::Status { status, .. } => *status == 429 || *status >= 500,
+            ModelError::Transport { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// One request.
+#[derive(Clone, Copy, Debug)]
+pub struct ChatRequest<'a> {
+    /// The conversation.
+    pub messages: &'a [Message],
+    /// OpenAI tool definitions (empty: no `tools` sent).
+    pub tools: &'a [Value],
+    /// `tool_choice` (`"auto"`, `"none"`, `"required"` or a function object).
+    pub tool_choice: Option<&'a Value>,
+}
+
+/// The model's reply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completion {
+    /// The assistant message.
+    pub message: Message,
+    /// `stop`, `tool_calls`, `length`, ...
+    pub finish_reason: Option<String>,
+    /// Tokens of this call (zero when the server sent none).
+    pub usage: Usage,
+}
+
+#[derive(Deserialize)]
+struct Reply {
+    #[serde(default)]
+    choices: Vec<ReplyChoice>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct ReplyChoice {
+    message: Message,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+/// The client. Cheap to clone; clones share the connection pool and usage totals.
+#[derive(Clone, Debug)]
+pub struct ModelClient {
+    http: reqwest::Client,
+    endpoint: Arc<ModelEndpoint>,
+    usage: Arc<Mutex<Usage>>,
+}
+
+impl ModelClient {
+    /// A client for `endpoint`.
+    pub fn new(endpoint: ModelEndpoint) -> Result<Self, ModelError> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in &endpoint.settings.headers {
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .ok()
+                .zip(HeaderValue::from_str(value).ok())
+                .ok_or_else(|| ModelError::Header { name: name.clone() })?;
+            headers.insert(header.0, header.1);
+        }
+        if let Some(key) = &endpoint.api_key {
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                    ModelError::Header {
+                        name: "Authorization".into(),
+                    }
+                })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .timeout(endpoint.timeout())
+            .build()
+            .map_err(ModelError::Client)?;
+        Ok(ModelClient {
+            http,
+            endpoint: Arc::new(endpoint),
+            usage: Arc::new(Mutex::new(Usage::default())),
+        })
+    }
+
+    /// The endpoint in effect.
+    pub fn endpoint(&self) -> &ModelEndpoint {
+        &self.endpoint
+    }
+
+    /// Tokens used by every call of this client (and its clones) so far.
+    pub fn total_usage(&self) -> Usage {
+        *self.usage.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The JSON body for `request`.
+    pub fn body(&self, request: &ChatRequest<'_>) -> Value {
+        let settings = &self.endpoint.settings;
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.endpoint.model));
+        body.insert("messages".into(), json!(request.messages));
+        if !request.tools.is_empty() {
+            body.insert("tools".into(), Value::Array(request.tools.to_vec()));
+            body.insert(
+                "tool_choice".into(),
+                request
+                    .tool_choice
+                    .cloned()
+                    .unwrap_or_else(|| json!("auto")),
+            );
+            if !settings.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), json!(false));
+            }
+        }
+        if let Some(t) = settings.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(m) = settings.max_tokens {
+            body.insert("max_tokens".into(), json!(m));
+        }
+        if settings.stream {
+            body.insert("stream".into(), json!(true));
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        Value::Object(body)
+    }
+
+    /// Send `request` and return the reply; `on_event` sees streamed text and tool-call
+    /// starts as they arrive. Retries as configured; `cancel` aborts at once.
+    pub async fn complete(
+        &self,
+        request: &ChatRequest<'_>,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ModelError> {
+        let body = self.body(request);
+        let settings = &self.endpoint.settings;
+        let mut attempt = 0u32;
+        loop {
+            let result = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(ModelError::Interrupted),
+                result = self.attempt(&body, on_event) => result,
+            };
+            match result {
+                Ok(completion) => {
+                    self.usage
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .add(completion.usage);
+                    return Ok(completion);
+                }
+                Err((err, retry_after)) if err.retryable() && attempt < settings.max_retries => {
+                    let backoff = settings.retry_base_delay.max(0.0) * 2f64.powi(attempt as i32);
+                    let wait = retry_after
+                        .unwrap_or(backoff)
+                        .min(settings.retry_max_delay.max(0.0));
+                    tracing::warn!(%err, attempt, wait, "model call failed; retrying");
+                    attempt += 1;
+                    tokio::select! {
+                        () = cancel.cancelled() => return Err(ModelError::Interrupted),
+                        () = tokio::time::sleep(Duration::from_secs_f64(wait)) => {}
+                    }
+                }
+                Err((err, _)) => return Err(err),
+            }
+        }
+    }
+
+    /// One HTTP exchange; on failure also the server's `Retry-After` in seconds.
+    async fn attempt(
+        &self,
+        body: &Value,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, (ModelError, Option<f64>)> {
+        let url = &self.endpoint.url;
+        let transport = |source| {
+            (
+                ModelError::Transport {
+                    url: url.clone(),
+                    source,
+                },
+                None,
+            )
+        };
+        let mut response = self
+            .http
+            .post(url)
+            .json(body)
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0);
+            let text = response.text().await.unwrap_or_default();
+            return Err((
+                ModelError::Status {
+                    status: status.as_u16(),
+                    url: url.clone(),
+                    body: self.scrub(&text),
+                },
+                retry_after,
+            ));
+        }
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            let text = response.text().await.map_err(transport)?;
+            return parse_reply(&text).map_err(|e| (e, None));
+        }
+        let mut decoder = SseDecoder::default();
+        let mut acc = StreamAccumulator::default();
+        while let Some(bytes) = response.chunk().await.map_err(transport)? {
+            for data in decoder.push(&bytes) {
+                for event in acc.apply(&data).map_err(|e| (e.into(), None))? {
+                    on_event(event);
+                }
+            }
+            if acc.done {
+                break;
+            }
+        }
+        for data in decoder.finish() {
+            for event in acc.apply(&data).map_err(|e| (e.into(), None))? {
+                on_event(event);
+            }
+        }
+        let (message, finish_reason, usage) = acc.finish();
+        Ok(Completion {
+            message,
+            finish_reason,
+            usage: usage.unwrap_or_default(),
+        })
+    }
+
+    /// An error body, cut short and with the API key (should a server echo it) removed.
+    fn scrub(&self, text: &str) -> String {
+        let mut text: String = text.chars().take(MAX_ERROR_BODY).collect();
+        if let Some(key) = &self.endpoint.api_key
+            && !key.expose().is_empty()
+        {
+            text = text.replace(key.expose(), "***");
+        }
+        tools_core::redact::redact(&text).into_owned()
+    }
+}
+
+fn parse_reply(text: &str) -> Result<Completion, ModelError> {
+    let reply: Reply = serde_json::from_str(text).map_err(|e| {
+        let start: String = text.chars().take(200).collect();
+        ModelError::Decode(format!("{e}: {start}"))
+    })?;
+    let choice = reply
+        .choices
+        .into_iter()
+        .next()
+        .ok_or(ModelError::NoChoices)?;
+    Ok(Completion {
+        message: choice.message,
+        finish_reason: choice.finish_reason,
+        usage: reply.usage.unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

@@ -1,0 +1,38 @@
+//! The agent loop as a library: a model client for any OpenAI-compatible server, the
+//! loop that sends the conversation, runs the model's tool calls through the dispatch
+//! pipeline and repeats until a final answer, sessions persisted in SQLite, and the
+//! agent-loop tools that need them (`session_search`, `delegate_task`).
+//!
+//! The CLI's `toolhost run` and `toolhost chat` are thin layers over this module; an
+//! embedder builds an [`Agent`] the same way ([`Agent::from_host`] or
+//! [`Agent::assemble`]) and calls [`Agent::run_turn`]. Behaviour and differences from
+//! Hermes: docs/hermes/agent-loop.md.
+
+mod assemble;
+pub mod budget;
+pub mod client;
+mod delegate;
+pub mod events;
+mod loop_tools;
+pub mod message;
+pub mod names;
+pub mod preflight;
+pub mod scripted;
+pub mod session_search;
+pub mod sessions;
+pub mod settings;
+pub mod stream;
+pub mod tool_search;
+mod turn;
+pub mod untrusted;
+
+#[cfg(test)]
+mod turn_tests;
+
+pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, ToolOffer};
+pub use client::{ChatRequest, Completion, ModelClient, ModelError};
+pub use events::{AgentEvent, EventSink};
+pub use message::{AssistantToolCall, Content, FunctionCall, Message, Role, Usage};
+pub use sessions::{SessionError, SessionInfo, SessionStore};
+pub use settings::{AgentSettings, ApiKey, DelegationSettings, ModelEndpoint, ModelSettings};
+pub use turn::{Conversation, TurnEnd, TurnOutcome};
