@@ -9,6 +9,7 @@ pub mod clarify;
 mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
+mod guarded_reader;
 pub mod memory;
 pub mod patch;
 pub mod read_file;
