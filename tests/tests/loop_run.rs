@@ -111,6 +111,32 @@ async fn run_resumes_a_session_and_a_model_error_exits_1() {
     assert_eq!(sent[3]["content"], "two");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_answers_lines_and_runs_commands() {
+    let home = TestHome::new();
+    no_stream(&home);
+    let server = ScriptedServer::start(vec![scripted::text("Hello from chat")])
+        .await
+        .unwrap();
+    let mut cmd = home.command();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .env("TOOLHOST_MODEL", "scripted")
+        .args(["chat", "--toolsets", "todo"]);
+    let out = tokio::task::spawn_blocking(move || {
+        toolhost_tests::spawn_with_stdin(cmd, &[], Some("hi\n/tools\n/sessions\n/exit\n"))
+            .wait_with_output()
+            .expect("wait toolhost")
+    })
+    .await
+    .expect("join");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).contains("Hello from chat"), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("todo"), "{err}");
+    assert!(err.contains("1 msgs") || err.contains("3 msgs"), "{err}");
+    assert_eq!(server.bodies()[0]["messages"][1]["content"], "hi");
+}
+
 /// Runs against a real model when `TOOLHOST_LIVE_MODEL_URL` is set (with
 /// `TOOLHOST_LIVE_MODEL_KEY` and `TOOLHOST_LIVE_MODEL` when the server needs them).
 #[test]

@@ -130,6 +130,15 @@ pub enum WalkControl {
     Stop,
 }
 
+/// A file opened for reading, with the path it really is.
+pub struct OpenedFile {
+    /// Reads the file from its start.
+    pub reader: Box<dyn io::Read + Send>,
+    /// The path of what was opened, symlinks resolved — taken from the handle where the
+    /// backend can (Linux), so a link flipped after a check is seen.
+    pub real_path: PathBuf,
+}
+
 /// What an atomic write did besides writing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriteReport {
@@ -156,6 +165,17 @@ pub trait FileSystem: Send + Sync {
     /// Only regular files: the local backend refuses devices, FIFOs and sockets
     /// without blocking on them (opened non-blocking, checked on the handle).
     fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>>;
+
+    /// [`open`](Self::open), plus the real path of the opened file for guards that must
+    /// judge what is actually read. The default takes
+    /// [`canonicalize`](Self::canonicalize) after opening.
+    fn open_verified(&self, path: &Path) -> io::Result<OpenedFile> {
+        let reader = self.open(path)?;
+        Ok(OpenedFile {
+            reader,
+            real_path: self.canonicalize(path),
+        })
+    }
 
     /// The whole content of the file at `path`. The default reads [`open`](Self::open)
     /// to the end.

@@ -200,7 +200,7 @@ impl ModelClient {
     }
 
     /// Send `request` and return the reply; `on_event` sees streamed text and tool-call
-    /// starts as they arrive. Retries as configured; `cancel` aborts at once.
+    /// starts as they arrive (a reply that is not streamed is reported whole). Retries as configured; `cancel` aborts at once.
     pub async fn complete(
         &self,
         request: &ChatRequest<'_>,
@@ -289,7 +289,16 @@ impl ModelClient {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_sse {
             let text = response.text().await.map_err(transport)?;
-            return parse_reply(&text).map_err(|e| (e, None));
+            let completion = parse_reply(&text).map_err(|e| (e, None))?;
+            // A whole reply is reported like a stream that arrived at once.
+            let content = completion.message.content_text();
+            if !content.is_empty() {
+                on_event(StreamEvent::Text(content));
+            }
+            for call in &completion.message.tool_calls {
+                on_event(StreamEvent::ToolCall(call.function.name.clone()));
+            }
+            return Ok(completion);
         }
         let mut decoder = SseDecoder::default();
         let mut acc = StreamAccumulator::default();

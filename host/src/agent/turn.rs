@@ -164,45 +164,59 @@ impl Agent {
                 Verdict::Proceed {
                     message,
                     run,
-                    mut answered,
+                    answered,
                 } => {
-                    let run = self.bridge(run, &mut answered);
-                    let order: Vec<(String, String)> = message
-                        .tool_calls
-                        .iter()
-                        .map(|c| (c.id.clone(), c.function.name.clone()))
-                        .collect();
-                    self.record(conversation, vec![message]);
-                    let results = self.execute(conversation, &run, cancel).await;
-                    let mut by_id: HashMap<String, ToolMessage> = results
-                        .into_iter()
-                        .map(|r| (r.tool_call_id.clone(), r))
-                        .collect();
-                    let mut batch: Vec<ToolMessage> = order
-                        .into_iter()
-                        .map(|(id, name)| match by_id.remove(&id) {
-                            // Named as the model called it (`tool_call` stays `tool_call`).
-                            Some(result) => ToolMessage { name, ..result },
-                            None => ToolMessage {
-                                role: "tool".into(),
-                                content: answered.get(&id).cloned().unwrap_or_default(),
-                                tool_call_id: id,
-                                name,
-                            },
-                        })
-                        .collect();
-                    self.finish_batch(&mut batch);
-                    let messages = batch
-                        .into_iter()
-                        .map(|m| Message::tool(m.tool_call_id, m.name, m.content))
-                        .collect();
-                    self.record(conversation, messages);
+                    self.run_batch(conversation, message, run, answered, cancel)
+                        .await;
                     if cancel.is_cancelled() {
                         return end("Interrupted.".into(), TurnEnd::Interrupted, calls, usage);
                     }
                 }
             }
         }
+    }
+
+    /// Record the assistant message, run its calls, record every result in the
+    /// message's call order (answered calls included).
+    async fn run_batch(
+        &self,
+        conversation: &mut Conversation,
+        message: Message,
+        run: Vec<crate::batch::ToolCall>,
+        mut answered: HashMap<String, String>,
+        cancel: &CancellationToken,
+    ) {
+        let run = self.bridge(run, &mut answered);
+        let order: Vec<(String, String)> = message
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.clone(), c.function.name.clone()))
+            .collect();
+        self.record(conversation, vec![message]);
+        let results = self.execute(conversation, &run, cancel).await;
+        let mut by_id: HashMap<String, ToolMessage> = results
+            .into_iter()
+            .map(|r| (r.tool_call_id.clone(), r))
+            .collect();
+        let mut batch: Vec<ToolMessage> = order
+            .into_iter()
+            .map(|(id, name)| match by_id.remove(&id) {
+                // Named as the model called it (`tool_call` stays `tool_call`).
+                Some(result) => ToolMessage { name, ..result },
+                None => ToolMessage {
+                    role: "tool".into(),
+                    content: answered.get(&id).cloned().unwrap_or_default(),
+                    tool_call_id: id,
+                    name,
+                },
+            })
+            .collect();
+        self.finish_batch(&mut batch);
+        let messages = batch
+            .into_iter()
+            .map(|m| Message::tool(m.tool_call_id, m.name, m.content))
+            .collect();
+        self.record(conversation, messages);
     }
 
     async fn ask(

@@ -11,8 +11,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{
-    ContentHash, DirEntry, FileKind, FileMeta, FileSystem, WalkControl, WalkEntry, WalkOptions,
-    WriteReport, normalize_lexically,
+    ContentHash, DirEntry, FileKind, FileMeta, FileSystem, OpenedFile, WalkControl, WalkEntry,
+    WalkOptions, WriteReport, normalize_lexically,
 };
 
 /// The host's file system, seen from one working directory.
@@ -119,6 +119,22 @@ fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
+/// The path the kernel has for an open file (Linux `/proc/self/fd`); `None` elsewhere
+/// or when `/proc` is not mounted.
+fn handle_path(file: &std::fs::File) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let link = format!("/proc/self/fd/{}", file.as_raw_fd());
+        std::fs::read_link(link).ok().filter(|p| p.is_absolute())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
+    }
+}
+
 /// A write through [`super::local_write`] (Unix) or [`crate::atomic_file`] elsewhere.
 fn write_local(
     path: &Path,
@@ -166,6 +182,17 @@ impl FileSystem for LocalFileSystem {
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
         Ok(Box::new(open_regular(path)?))
+    }
+
+    fn open_verified(&self, path: &Path) -> io::Result<OpenedFile> {
+        let file = open_regular(path)?;
+        let real_path = handle_path(&file)
+            .or_else(|| canonical_local(path))
+            .unwrap_or_else(|| path.to_path_buf());
+        Ok(OpenedFile {
+            reader: Box::new(file),
+            real_path,
+        })
     }
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {

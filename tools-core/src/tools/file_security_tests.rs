@@ -341,6 +341,29 @@ fn a_directory_replaced_by_a_symlink_after_the_check_is_not_followed() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn flipping_a_link_between_a_plain_file_and_a_secret_never_leaks_it() {
+    let f = fixture();
+    f.put("plain.txt", "nothing to see\n");
+    f.put(".env", "API_TOKEN=hunter2\n");
+    let link = f.path("notes.txt");
+    std::os::unix::fs::symlink(f.path("plain.txt"), &link).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let (a, b, stop) = (f.path("plain.txt"), f.path(".env"), Arc::clone(&stop));
+        std::thread::spawn(move || flip_link(link, a, b, stop))
+    };
+    let mut leaks = 0;
+    for _ in 0..300 {
+        let r = f.call("read_file", json!({"path": "notes.txt"}));
+        leaks += usize::from(r.to_string().contains("hunter2"));
+    }
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert_eq!(leaks, 0);
+}
+
 // ---- concurrent edits ------------------------------------------------------------------
 
 /// A local file system where another writer appends a line to a file right after each

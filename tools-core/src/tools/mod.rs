@@ -10,6 +10,7 @@ pub mod delegate_task;
 mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
+mod guarded_reader;
 pub mod memory;
 pub mod patch;
 pub mod read_file;

@@ -19,21 +19,23 @@
 //! know when the conversation was compressed, which is when those stubs turn into
 //! lies).
 
-use std::io::{self, BufReader, Read};
+use std::io::BufReader;
+use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
-use crate::files::{ContentHash, ContentHasher, FileKind};
+use crate::files::{ContentHash, FileKind, FileSystem};
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::{int_arg, str_arg};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::{io_failure, not_found};
+use crate::tools::guarded_reader::GuardedReader;
 use crate::tools::secret_files::{
     SecretFiles, configured, is_spilled_copy, redact_shown, secret_refusal, spill_dirs,
 };
@@ -120,23 +122,8 @@ fn read_file(
     let fs = services.files.for_task(ctx.task_key());
     let resolved = fs.resolve(path);
     let real = fs.canonicalize(&resolved);
-    if let Some(reason) =
-        read_block_reason(&resolved, path).or_else(|| read_block_reason(&real, path))
-    {
-        return Ok(tool_error(reason));
-    }
-    if secrets.is_secret(fs.as_ref(), &resolved) {
-        return Ok(tool_error(secret_refusal(path)));
-    }
-    if let Some(ext) = binary_extension(&resolved) {
-        let advice = if is_image_extension(&ext) {
-            "Use vision_analyze for images, or terminal to inspect binary files."
-        } else {
-            "Use terminal tools to inspect binary files."
-        };
-        return Ok(tool_error(format!(
-            "Cannot read binary file '{path}' (.{ext}). {advice}"
-        )));
+    if let Some(refusal) = refusal(secrets, fs.as_ref(), &resolved, &real, path) {
+        return Ok(refusal);
     }
     let meta = match fs.metadata(&resolved) {
         Ok(meta) => meta,
@@ -159,27 +146,34 @@ fn read_file(
             )));
         }
     }
-    let sample = match fs.read_prefix(&resolved, SNIFF_BYTES) {
-        Ok(sample) => sample,
+    let opened = match fs.open_verified(&resolved) {
+        Ok(opened) => opened,
         Err(err) => return Ok(io_failure("read", path, &err)),
     };
-    if looks_binary(&sample) {
-        return Ok(tool_error(format!(
-            "Cannot read binary file '{path}': it contains binary data. Use terminal tools \
-             (file, xxd) to inspect it."
-        )));
+    // What was opened is what gets read: judge it again (a link may have flipped).
+    if opened.real_path != real
+        && let Some(refusal) = refusal(secrets, fs.as_ref(), &opened.real_path, &real, path)
+    {
+        return Ok(refusal);
     }
-    let reader = match fs.open(&resolved) {
-        Ok(reader) => reader,
-        Err(err) => return Ok(io_failure("read", path, &err)),
-    };
-    let reader = GuardedReader {
-        inner: reader,
-        hasher: (meta.len <= MAX_HASHED_BYTES).then(ContentHasher::default),
-        deadline: Instant::now() + READ_DEADLINE,
+    let reader = GuardedReader::new(
+        opened.reader,
+        meta.len <= MAX_HASHED_BYTES,
+        READ_DEADLINE,
         ctx,
-    };
-    let (page, hash) = match read_page(reader, offset, limit, limits.max_line_length.max(1)) {
+    );
+    let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
+    match scanner.peek() {
+        Ok(head) if looks_binary(&head[..head.len().min(SNIFF_BYTES)]) => {
+            return Ok(tool_error(format!(
+                "Cannot read binary file '{path}': it contains binary data. Use terminal \
+                 tools (file, xxd) to inspect it."
+            )));
+        }
+        Ok(_) => {}
+        Err(err) => return Ok(io_failure("read", path, &err)),
+    }
+    let (page, hash) = match read_page(scanner, offset, limit, limits.max_line_length.max(1)) {
         Ok(read) => read,
         Err(err) => return Ok(io_failure("read", path, &err)),
     };
@@ -192,40 +186,32 @@ fn read_file(
     Ok(result)
 }
 
-/// The file's reader with a deadline, cancellation, and a hash of everything read.
-struct GuardedReader<'a> {
-    inner: Box<dyn Read + Send>,
-    hasher: Option<ContentHasher>,
-    deadline: Instant,
-    ctx: &'a ToolContext,
-}
-
-impl Read for GuardedReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.ctx.cancel.is_cancelled() {
-            return Err(io::Error::other("the call was cancelled"));
-        }
-        if Instant::now() >= self.deadline {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("reading took longer than {} s", READ_DEADLINE.as_secs()),
-            ));
-        }
-        let n = self.inner.read(buf).map_err(|err| {
-            if err.kind() == io::ErrorKind::WouldBlock {
-                io::Error::new(
-                    io::ErrorKind::WouldBlock,
-                    "the file has no data now and reading it would block",
-                )
-            } else {
-                err
-            }
-        })?;
-        if let Some(hasher) = &mut self.hasher {
-            hasher.update(&buf[..n]);
-        }
-        Ok(n)
+/// Why `path` (resolved; `real` = its canonical target) must not be read: a blocking
+/// or leaking special file, a secret file, a binary extension.
+fn refusal(
+    secrets: &SecretFiles,
+    fs: &dyn FileSystem,
+    resolved: &Path,
+    real: &Path,
+    path: &str,
+) -> Option<Value> {
+    if let Some(reason) =
+        read_block_reason(resolved, path).or_else(|| read_block_reason(real, path))
+    {
+        return Some(tool_error(reason));
     }
+    if secrets.is_secret(fs, resolved) || secrets.is_secret(fs, real) {
+        return Some(tool_error(secret_refusal(path)));
+    }
+    let ext = binary_extension(resolved).or_else(|| binary_extension(real))?;
+    let advice = if is_image_extension(&ext) {
+        "Use vision_analyze for images, or terminal to inspect binary files."
+    } else {
+        "Use terminal tools to inspect binary files."
+    };
+    Some(tool_error(format!(
+        "Cannot read binary file '{path}' (.{ext}). {advice}"
+    )))
 }
 
 /// The lines of one page, plus the file's line count.
@@ -235,12 +221,11 @@ struct Page {
 }
 
 fn read_page(
-    reader: GuardedReader<'_>,
+    mut scanner: LineScanner<BufReader<GuardedReader<'_>>>,
     offset: usize,
     limit: usize,
     max_line_chars: usize,
 ) -> std::io::Result<(Page, Option<ContentHash>)> {
-    let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
     // Enough bytes for `max_line_chars` characters of any width, plus one to detect a cut.
     let keep = max_line_chars.saturating_mul(4).saturating_add(1);
     let mut lines = Vec::new();
@@ -265,11 +250,7 @@ fn read_page(
         };
         lines.push(display);
     }
-    let hash = scanner
-        .into_inner()
-        .into_inner()
-        .hasher
-        .map(ContentHasher::finish);
+    let hash = scanner.into_inner().into_inner().finish();
     Ok((
         Page {
             lines,

@@ -20,7 +20,6 @@
 //! streamed line by line (a multi-gigabyte log is searched in bounded memory; only the
 //! first 4 MiB of a single line are searched).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,9 +39,9 @@ use crate::tools::args::{int_arg, str_arg};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::similar_files;
 use crate::tools::secret_files::{
-    SecretFiles, configured, is_spilled_copy, redact_shown, secret_refusal, spill_dirs,
+    SecretFiles, configured, is_spilled_copy, secret_refusal, spill_dirs,
 };
-use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary, truncate_chars};
+use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary};
 
 /// Matched lines longer than this are cut.
 const MAX_MATCH_LINE_CHARS: usize = 500;
@@ -206,6 +205,11 @@ impl Search<'_> {
     fn is_secret(&self, path: &Path) -> bool {
         let home = self.home.as_deref();
         self.secrets.matches(path, home) || self.secrets.matches(&self.real(path), home)
+    }
+
+    /// True when the real path of an opened file is secret.
+    fn is_secret_real(&self, real: &Path) -> bool {
+        self.secrets.matches(real, self.home.as_deref())
     }
 
     /// True when a walked file is a spilled tool result.
@@ -456,9 +460,15 @@ fn search_content(
         {
             return WalkControl::Continue;
         }
-        let Ok(reader) = fs.open(&entry.path) else {
+        let Ok(opened) = fs.open_verified(&entry.path) else {
             return WalkControl::Continue;
         };
+        // Judge what was opened (the root may be a link that changed since the check).
+        if search.is_secret_real(&opened.real_path) {
+            search.omitted += 1;
+            return WalkControl::Continue;
+        }
+        let reader = opened.reader;
         let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
         match scanner.peek() {
             Ok(head) if !looks_binary(&head[..head.len().min(SNIFF_BYTES)]) => {}
@@ -541,127 +551,6 @@ fn search_content(
     result
 }
 
-fn shown_line(line: &str, spilled: bool) -> String {
-    let (kept, cut) = truncate_chars(line, MAX_MATCH_LINE_CHARS);
-    let text = if cut {
-        format!("{kept}... [truncated]")
-    } else {
-        kept.to_string()
-    };
-    redact_shown(&text, spilled)
-}
-
-fn render_matches(
-    result: &mut Map<String, Value>,
-    search: &Search<'_>,
-    files: &[PathBuf],
-    page: &[&Hit],
-    context: usize,
-) {
-    if page.is_empty() {
-        return;
-    }
-    // Fetch only the lines this page shows (matches and their context), streaming.
-    let mut wanted: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
-    for hit in page {
-        let from = hit.line.saturating_sub(context).max(1);
-        wanted
-            .entry(hit.file)
-            .or_default()
-            .extend(from..=hit.line + context);
-    }
-    let texts: BTreeMap<usize, BTreeMap<usize, String>> = wanted
-        .iter()
-        .map(|(&file, lines)| (file, lines_at(search.fs, &files[file], lines)))
-        .collect();
-    let line_text = |file: usize, line: usize| -> Option<String> {
-        let spilled = search.is_spilled(&files[file]);
-        texts.get(&file)?.get(&line).map(|l| shown_line(l, spilled))
-    };
-    if context == 0 && page.len() < DENSIFY_MIN_MATCHES {
-        let matches: Vec<Value> = page
-            .iter()
-            .map(|hit| {
-                json!({
-                    "path": search.display.show(&files[hit.file]),
-                    "line": hit.line,
-                    "content": line_text(hit.file, hit.line).unwrap_or_default(),
-                })
-            })
-            .collect();
-        result.insert("matches".into(), json!(matches));
-        return;
-    }
-    // Path-grouped text: "path", then "  N: match" / "  N- context" rows, "  --" between
-    // separate groups of one file.
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < page.len() {
-        let file = page[i].file;
-        let mut j = i;
-        while j < page.len() && page[j].file == file {
-            j += 1;
-        }
-        let matched: BTreeSet<usize> = page[i..j].iter().map(|h| h.line).collect();
-        let mut shown: BTreeSet<usize> = BTreeSet::new();
-        for &line in &matched {
-            shown.extend(line.saturating_sub(context).max(1)..=line + context);
-        }
-        out.push(search.display.show(&files[file]));
-        let mut previous: Option<usize> = None;
-        for &line in &shown {
-            let Some(text) = line_text(file, line) else {
-                continue;
-            };
-            if previous.is_some_and(|p| line > p + 1) {
-                out.push("  --".to_string());
-            }
-            let sep = if matched.contains(&line) { ':' } else { '-' };
-            out.push(format!("  {line}{sep} {}", text.trim_end()));
-            previous = Some(line);
-        }
-        i = j;
-    }
-    let format = if context > 0 {
-        "path-grouped: each file path on its own line, followed by indented rows \
-         '<line>: <content>' for matches and '<line>- <content>' for context lines; '--' \
-         separates non-adjacent groups"
-    } else {
-        "path-grouped: each file path on its own line, followed by indented \
-         '<line>: <content>' rows for matches in that file"
-    };
-    result.insert("matches_format".into(), json!(format));
-    result.insert("matches_text".into(), json!(out.join("\n")));
-}
-
-/// The text of the given 1-based line numbers of a file (lines that do not exist are
-/// absent), streamed so only those lines are held.
-fn lines_at(fs: &dyn FileSystem, path: &Path, wanted: &BTreeSet<usize>) -> BTreeMap<usize, String> {
-    let mut out = BTreeMap::new();
-    let Some(&last) = wanted.last() else {
-        return out;
-    };
-    let Ok(reader) = fs.open(path) else {
-        return out;
-    };
-    let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
-    let keep = MAX_MATCH_LINE_CHARS * 4 + 1;
-    let mut number = 0usize;
-    while number < last {
-        let want = wanted.contains(&(number + 1));
-        match scanner.next_line(if want { keep } else { 0 }) {
-            Ok(Some(line)) => {
-                number += 1;
-                if want {
-                    out.insert(number, String::from_utf8_lossy(&line.bytes).into_owned());
-                }
-            }
-            _ => break,
-        }
-    }
-    out
-}
-
 /// True when a regex tries to match a line break (`\n` escape or a literal newline).
 fn has_newline_escape(pattern: &str) -> bool {
     if pattern.contains('\n') {
@@ -681,6 +570,10 @@ fn has_newline_escape(pattern: &str) -> bool {
     }
     false
 }
+
+#[path = "search_files_render.rs"]
+mod render;
+use render::render_matches;
 
 #[cfg(test)]
 #[path = "search_files_tests.rs"]
