@@ -558,3 +558,97 @@ fn inspector_cli_calls_over_streamable_http() {
     let _ = child.wait();
     assert_eq!(read_file_text(&called)["content"], "1|over http");
 }
+
+fn listed_tool<'a>(listed: &'a Value, name: &str) -> &'a Value {
+    listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not listed: {listed}"))
+}
+
+#[test]
+fn core_tools_are_served_with_titles_and_annotations() {
+    if skip_without_npm_bin("mcp-inspector") {
+        return;
+    }
+    let home = TestHome::new();
+    let bin = toolhost_bin().display().to_string();
+    let home_arg = home.path().display().to_string();
+    let listed = inspector(&[
+        bin.as_str(),
+        "--home",
+        home_arg.as_str(),
+        "mcp",
+        "serve",
+        "--toolsets",
+        "file,terminal",
+        "--method",
+        "tools/list",
+    ]);
+    let read = listed_tool(&listed, "read_file");
+    assert_eq!(read["title"], "Read file", "{read}");
+    assert_eq!(read["annotations"]["readOnlyHint"], true, "{read}");
+    let terminal = listed_tool(&listed, "terminal");
+    assert_eq!(terminal["annotations"]["readOnlyHint"], false, "{terminal}");
+    assert_eq!(
+        terminal["annotations"]["destructiveHint"], true,
+        "{terminal}"
+    );
+    assert_eq!(terminal["annotations"]["openWorldHint"], true, "{terminal}");
+}
+
+#[test]
+fn re_served_tools_keep_upstream_title_annotations_and_output_schema() {
+    if skip_without_npm_bin("mcp-inspector") || skip_without_npm_bin("mcp-server-filesystem") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    std::fs::write(&file, "kept\n").unwrap();
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.fs]\ncommand = {}\nargs = [{}]\n",
+        toml_str(&npm_bin("mcp-server-filesystem")),
+        toml_str(dir.path())
+    ));
+    let bin = toolhost_bin().display().to_string();
+    let home_arg = home.path().display().to_string();
+    let serve = [
+        bin.as_str(),
+        "--home",
+        home_arg.as_str(),
+        "mcp",
+        "serve",
+        "--toolsets",
+        "fs",
+    ];
+    let listed = inspector(&[&serve[..], &["--method", "tools/list"]].concat());
+    let read = listed_tool(&listed, "mcp__fs__read_text_file");
+    assert_eq!(read["title"], "Read Text File", "{read}");
+    assert_eq!(read["annotations"]["readOnlyHint"], true, "{read}");
+    assert!(read["outputSchema"].is_object(), "{read}");
+    // A tool with an outputSchema answers with structured content (the Inspector
+    // rejects it otherwise).
+    let path_arg = format!("path={}", file.display());
+    let called = inspector(
+        &[
+            &serve[..],
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "mcp__fs__read_text_file",
+                "--tool-arg",
+                path_arg.as_str(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        called["structuredContent"],
+        json!({"content": "kept\n"}),
+        "{called}"
+    );
+}

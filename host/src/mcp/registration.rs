@@ -228,7 +228,10 @@ mod tests {
         for order in [["get.sum", "get_sum"], ["get_sum", "get.sum"]] {
             let names = allocate_names("s", order.iter().map(|n| n.to_string()));
             assert_eq!(names["get_sum"], "mcp__s__get_sum", "{order:?}");
-            assert!(names["get.sum"].starts_with("mcp__s__get_sum_"), "{order:?}");
+            assert!(
+                names["get.sum"].starts_with("mcp__s__get_sum_"),
+                "{order:?}"
+            );
         }
         for order in [["a b", "a/b"], ["a/b", "a b"]] {
             let names = allocate_names("s", order.iter().map(|n| n.to_string()));
