@@ -801,3 +801,44 @@ fn http_accepts_localhost_and_configured_origins_and_refuses_others() {
         assert_eq!(serve.initialize(&[("Origin", origin)]).0, want, "{origin}");
     }
 }
+
+#[test]
+fn a_restarted_http_server_is_reinitialised_at_once() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let server = EverythingHttp::start();
+    let port = server.port;
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.web]\nurl = {}\ntools = {{ include = [\"echo\"] }}\ntimeout = 60\n",
+        toml_string(&server.url)
+    ));
+    let host = toolhost::Toolhost::start(&toolhost::StartOptions {
+        home: Some(home.path().to_path_buf()),
+        ..toolhost::StartOptions::default()
+    })
+    .expect("toolhost starts");
+    let ctx = tools_core::ToolContext::default();
+    let echo = |text: &str| {
+        host.dispatcher.call(
+            "mcp__web__echo",
+            &json!({"message": text}).to_string(),
+            &ctx,
+        )
+    };
+    assert_eq!(echo("one").status, tools_core::CallStatus::Ok);
+    // Restarted between two calls: the old session id is unknown to the new process,
+    // which answers 400 (TypeScript SDK), not 404.
+    server.stop();
+    let _server = EverythingHttp::start_on(port);
+    let started = std::time::Instant::now();
+    let up = echo("two");
+    assert_eq!(up.status, tools_core::CallStatus::Ok, "{}", up.text);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the call stalled for {:?}",
+        started.elapsed()
+    );
+    host.shutdown();
+}
