@@ -558,3 +558,287 @@ fn inspector_cli_calls_over_streamable_http() {
     let _ = child.wait();
     assert_eq!(read_file_text(&called)["content"], "1|over http");
 }
+
+fn listed_tool<'a>(listed: &'a Value, name: &str) -> &'a Value {
+    listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not listed: {listed}"))
+}
+
+#[test]
+fn core_tools_are_served_with_titles_and_annotations() {
+    if skip_without_npm_bin("mcp-inspector") {
+        return;
+    }
+    let home = TestHome::new();
+    let bin = toolhost_bin().display().to_string();
+    let home_arg = home.path().display().to_string();
+    let listed = inspector(&[
+        bin.as_str(),
+        "--home",
+        home_arg.as_str(),
+        "mcp",
+        "serve",
+        "--toolsets",
+        "file,terminal",
+        "--method",
+        "tools/list",
+    ]);
+    let read = listed_tool(&listed, "read_file");
+    assert_eq!(read["title"], "Read file", "{read}");
+    assert_eq!(read["annotations"]["readOnlyHint"], true, "{read}");
+    let terminal = listed_tool(&listed, "terminal");
+    assert_eq!(terminal["annotations"]["readOnlyHint"], false, "{terminal}");
+    assert_eq!(
+        terminal["annotations"]["destructiveHint"], true,
+        "{terminal}"
+    );
+    assert_eq!(terminal["annotations"]["openWorldHint"], true, "{terminal}");
+}
+
+#[test]
+fn re_served_tools_keep_upstream_title_annotations_and_output_schema() {
+    if skip_without_npm_bin("mcp-inspector") || skip_without_npm_bin("mcp-server-filesystem") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    std::fs::write(&file, "kept\n").unwrap();
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.fs]\ncommand = {}\nargs = [{}]\n",
+        toml_str(&npm_bin("mcp-server-filesystem")),
+        toml_str(dir.path())
+    ));
+    let bin = toolhost_bin().display().to_string();
+    let home_arg = home.path().display().to_string();
+    let serve = [
+        bin.as_str(),
+        "--home",
+        home_arg.as_str(),
+        "mcp",
+        "serve",
+        "--toolsets",
+        "fs",
+    ];
+    let listed = inspector(&[&serve[..], &["--method", "tools/list"]].concat());
+    let read = listed_tool(&listed, "mcp__fs__read_text_file");
+    assert_eq!(read["title"], "Read Text File", "{read}");
+    assert_eq!(read["annotations"]["readOnlyHint"], true, "{read}");
+    assert!(read["outputSchema"].is_object(), "{read}");
+    // A tool with an outputSchema answers with structured content (the Inspector
+    // rejects it otherwise).
+    let path_arg = format!("path={}", file.display());
+    let called = inspector(
+        &[
+            &serve[..],
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "mcp__fs__read_text_file",
+                "--tool-arg",
+                path_arg.as_str(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        called["structuredContent"],
+        json!({"content": "kept\n"}),
+        "{called}"
+    );
+}
+
+/// `toolhost mcp serve --http 127.0.0.1:0 EXTRA...`; its URL. Killed on drop.
+struct HttpServe {
+    child: Child,
+    url: String,
+}
+
+impl HttpServe {
+    fn start(home: &TestHome, extra: &[&str]) -> Self {
+        let mut child = home
+            .command()
+            .args([
+                "mcp",
+                "serve",
+                "--toolsets",
+                "file",
+                "--http",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start toolhost mcp serve --http");
+        let mut url = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut url)
+            .unwrap();
+        HttpServe {
+            child,
+            url: url.trim().to_string(),
+        }
+    }
+
+    fn authority(&self) -> String {
+        self.url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Send a raw request; the status code and the `Mcp-Session-Id` answered.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, Option<String>) {
+        let authority = self.authority();
+        let mut text = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            text.push_str(&format!("{name}: {value}\r\n"));
+        }
+        text.push_str("\r\n");
+        text.push_str(body);
+        let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        stream.write_all(text.as_bytes()).unwrap();
+        let mut response = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !response.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+            }
+        }
+        let head = String::from_utf8_lossy(&response).to_string();
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let session = head.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_string())
+        });
+        (status, session)
+    }
+
+    fn initialize(&self, headers: &[(&str, &str)]) -> (u16, Option<String>) {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}},
+        })
+        .to_string();
+        self.request("POST", "/mcp", headers, &body)
+    }
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn http_serves_mcp_only_on_the_mcp_path() {
+    let home = TestHome::new();
+    let serve = HttpServe::start(&home, &[]);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    for path in ["/", "/other", "/mcpx"] {
+        assert_eq!(serve.request("POST", path, &[], &body).0, 404, "{path}");
+    }
+    assert_eq!(serve.initialize(&[]).0, 200);
+}
+
+#[test]
+fn http_delete_ends_a_session_with_200_and_answers_404_for_unknown_ones() {
+    let home = TestHome::new();
+    let serve = HttpServe::start(&home, &[]);
+    let (status, session) = serve.initialize(&[]);
+    assert_eq!(status, 200);
+    let session = session.expect("a session id");
+    let delete = |id: &str| {
+        serve
+            .request("DELETE", "/mcp", &[("Mcp-Session-Id", id)], "")
+            .0
+    };
+    assert_eq!(delete(&session), 200);
+    assert_eq!(delete(&session), 404);
+    assert_eq!(delete("no-such-session"), 404);
+}
+
+#[test]
+fn http_accepts_localhost_and_configured_origins_and_refuses_others() {
+    let home = TestHome::new();
+    let serve = HttpServe::start(&home, &["--allow-origin", "https://app.example.com:443"]);
+    for (origin, want) in [
+        ("http://localhost:6274", 200),
+        ("http://127.0.0.1:5173", 200),
+        ("https://app.example.com", 200),
+        ("https://evil.example", 403),
+        ("http://localhost.evil.example", 403),
+    ] {
+        assert_eq!(serve.initialize(&[("Origin", origin)]).0, want, "{origin}");
+    }
+}
+
+#[test]
+fn a_restarted_http_server_is_reinitialised_at_once() {
+    if skip_without_mcp_software() {
+        return;
+    }
+    let server = EverythingHttp::start();
+    let port = server.port;
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.web]\nurl = {}\ntools = {{ include = [\"echo\"] }}\ntimeout = 60\n",
+        toml_string(&server.url)
+    ));
+    let host = toolhost::Toolhost::start(&toolhost::StartOptions {
+        home: Some(home.path().to_path_buf()),
+        ..toolhost::StartOptions::default()
+    })
+    .expect("toolhost starts");
+    let ctx = tools_core::ToolContext::default();
+    let echo = |text: &str| {
+        host.dispatcher.call(
+            "mcp__web__echo",
+            &json!({"message": text}).to_string(),
+            &ctx,
+        )
+    };
+    assert_eq!(echo("one").status, tools_core::CallStatus::Ok);
+    // Restarted between two calls: the old session id is unknown to the new process,
+    // which answers 400 (TypeScript SDK), not 404.
+    server.stop();
+    let _server = EverythingHttp::start_on(port);
+    let started = std::time::Instant::now();
+    let up = echo("two");
+    assert_eq!(up.status, tools_core::CallStatus::Ok, "{}", up.text);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the call stalled for {:?}",
+        started.elapsed()
+    );
+    host.shutdown();
+}

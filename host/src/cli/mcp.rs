@@ -26,7 +26,7 @@ use super::selection::SelectionArgs;
 use super::{Cli, CliError};
 use crate::app::{StartOptions, Toolhost};
 use crate::mcp::server::{
-    DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore, serve_http, serve_stdio,
+    DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore, serve_http_with_origins, serve_stdio,
     unknown_toolsets,
 };
 use crate::mcp::{ServerState, ServerStatus};
@@ -66,6 +66,10 @@ pub struct ServeArgs {
     /// Which toolsets to expose (default: `[toolsets]` of the configuration).
     #[command(flatten)]
     pub selection: SelectionArgs,
+    /// With --http: also accept browser requests from this origin (repeatable;
+    /// `scheme://host[:port]`, `:*` for any port). Loopback origins are always accepted.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
     /// Seconds between progress notifications for calls that ask for progress.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_PROGRESS_INTERVAL.as_secs_f64())]
     pub progress_interval: f64,
@@ -230,16 +234,18 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
     let outcome = runtime.block_on(async {
         let signals = spawn_signal_watch(stop.clone());
         let outcome = match args.http {
-            Some(addr) => match serve_http(core, addr, stop.clone()).await {
-                Ok(server) => {
-                    // The address line is the one thing on stdout: scripts read the port.
-                    println!("{}", server.url());
-                    eprintln!("toolhost: serving MCP on {} (Ctrl-C to stop)", server.url());
-                    server.wait().await;
-                    Ok(())
+            Some(addr) => {
+                match serve_http_with_origins(core, addr, stop.clone(), &args.allow_origins).await {
+                    Ok(server) => {
+                        // The address line is the one thing on stdout: scripts read the port.
+                        println!("{}", server.url());
+                        eprintln!("toolhost: serving MCP on {} (Ctrl-C to stop)", server.url());
+                        server.wait().await;
+                        Ok(())
+                    }
+                    Err(err) => Err(CliError::Input(err.to_string())),
                 }
-                Err(err) => Err(CliError::Input(err.to_string())),
-            },
+            }
             None => serve_stdio(core, stop.clone())
                 .await
                 .map_err(|e| CliError::Input(e.to_string())),

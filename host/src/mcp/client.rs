@@ -295,7 +295,7 @@ impl ServerClient {
                 error_value(&format!("MCP call to {wire} was cancelled"))
             }
             Err(CallFailure::Timeout(limit)) => self.failed(format!(
-                "MCP tool {wire} timed out after {}s (server '{server}'; raise mcp_servers.{server}.timeout if it needs longer)",
+                "MCP tool {wire} timed out after {}s (server '{server}' sent no answer). If the tool legitimately needs longer, raise mcp_servers.{server}.timeout; if the server is stuck, a longer timeout will not help.",
                 limit.as_secs_f64()
             )),
             Err(CallFailure::TransportClosed(detail)) => {

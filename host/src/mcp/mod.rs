@@ -18,6 +18,7 @@ pub mod client_handler;
 pub mod config;
 pub mod discovery;
 pub mod error;
+pub mod http_client;
 pub mod interpolate;
 pub mod listing_cache;
 pub mod manager;

@@ -119,7 +119,10 @@ impl Session {
             TransportConfig::Http { url, headers } => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(http_headers(&server.name, headers)?);
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let transport = StreamableHttpClientTransport::with_client(
+                    super::http_client::SessionAwareClient::default(),
+                    config,
+                );
                 let service = handler
                     .serve(transport)
                     .await

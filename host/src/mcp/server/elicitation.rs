@@ -150,17 +150,21 @@ impl ElicitationRouter {
                 return Some(ApprovalAnswer::Deny);
             }
         };
-        let answer = match tokio::time::timeout(self.timeout, peer.create_elicitation(params)).await
+        // rmcp sends `notifications/cancelled` for the elicitation when it times out,
+        // so the client can take the stale form off its user's screen.
+        let answer = match peer
+            .create_elicitation_with_timeout(params, Some(self.timeout))
+            .await
         {
-            Err(_) => {
+            Err(rmcp::service::ServiceError::Timeout { .. }) => {
                 tracing::info!(tool_call_id = %prompt.tool_call_id, "approval elicitation timed out; denying");
                 ApprovalAnswer::Deny
             }
-            Ok(Err(err)) => {
+            Err(err) => {
                 tracing::warn!(%err, "approval elicitation failed; denying");
                 ApprovalAnswer::Deny
             }
-            Ok(Ok(result)) => match result.action {
+            Ok(result) => match result.action {
                 ElicitationAction::Accept => result
                     .content
                     .as_ref()

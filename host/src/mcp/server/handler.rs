@@ -219,22 +219,78 @@ impl ServerHandler for ToolhostServer {
 /// The structured result of a re-served tool that declares an `outputSchema` (clients
 /// reject a successful result without one): toolhost's `{"result": ...}` holds the
 /// upstream structured content itself, or text that is its JSON (the copy kept when
-/// the server mirrored it), or a FastMCP-style value the schema wraps as `{"result"}`.
+/// the server mirrored it), or the value of the schema's only property (a mirror such
+/// as `{"content": text}` or FastMCP's `{"result": value}`).
 fn structured_result(text: &str, schema: &rmcp::model::JsonObject) -> Option<Value> {
     let outer: Value = serde_json::from_str(text).ok()?;
     if let Some(structured) = outer.get("structuredContent").filter(|v| v.is_object()) {
         return Some(structured.clone());
     }
-    let inner = match outer.get("result")? {
-        Value::String(text) => serde_json::from_str::<Value>(text).ok()?,
-        other => other.clone(),
+    let result = outer.get("result")?;
+    let parsed = match result {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok(),
+        other => Some(other.clone()),
     };
-    if inner.is_object() {
-        return Some(inner);
+    if let Some(object) = parsed.as_ref().filter(|v| v.is_object()) {
+        return Some(object.clone());
     }
-    let wraps_result = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| p.len() == 1 && p.contains_key("result"));
-    wraps_result.then(|| serde_json::json!({ "result": inner }))
+    let properties = schema.get("properties").and_then(Value::as_object)?;
+    let (only, _) = properties.iter().next().filter(|_| properties.len() == 1)?;
+    let value = match (result, parsed) {
+        (Value::String(_), Some(parsed)) if only == "result" => parsed,
+        (other, _) => other.clone(),
+    };
+    Some(serde_json::json!({ only.clone(): value }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(value: Value) -> rmcp::model::JsonObject {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn structured_results_are_rebuilt_from_the_kept_copy() {
+        let one = |key: &str| schema(json!({"type": "object", "properties": {key: {}}}));
+        for (text, schema, want) in [
+            (
+                json!({"result": "{\"t\": 1}"}),
+                one("x"),
+                Some(json!({"t": 1})),
+            ),
+            (json!({"result": {"t": 1}}), one("x"), Some(json!({"t": 1}))),
+            (
+                json!({"result": "hi\n"}),
+                one("content"),
+                Some(json!({"content": "hi\n"})),
+            ),
+            (
+                json!({"result": "42"}),
+                one("result"),
+                Some(json!({"result": 42})),
+            ),
+            (
+                json!({"result": "t", "structuredContent": {"k": 2}}),
+                one("x"),
+                Some(json!({"k": 2})),
+            ),
+            (
+                json!({"result": "plain"}),
+                schema(json!({"type": "object"})),
+                None,
+            ),
+        ] {
+            assert_eq!(
+                structured_result(&text.to_string(), &schema),
+                want,
+                "{text}"
+            );
+        }
+    }
 }

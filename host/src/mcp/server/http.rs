@@ -2,9 +2,12 @@
 //!
 //! Only loopback addresses are accepted: toolhost's tools read and write files and run
 //! commands, and this endpoint has no authentication. rmcp's `Host` header check
-//! (DNS-rebinding protection) stays on, and requests from browsers (any `Origin`
-//! header) are refused. The MCP endpoint is `/mcp`; any path is served,
-//! so `http://127.0.0.1:PORT/mcp` and `http://127.0.0.1:PORT/` both work.
+//! (DNS-rebinding protection) stays on. Requests from browsers (an `Origin` header) are
+//! accepted only from `localhost`/loopback origins (any port: the Inspector's web UI,
+//! a local dev page) and the origins given with `--allow-origin`; any other origin is
+//! refused with 403, so a web page cannot drive the tools through the user's browser.
+//! MCP is served on `/mcp` only; every other path answers 404. `DELETE /mcp` with a
+//! session id ends that session (200; 404 for an unknown session).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -72,11 +75,36 @@ impl HttpServer {
     }
 }
 
-/// Bind `addr` (loopback only) and serve `core` until `stop` fires.
+/// Browser origins always accepted: loopback pages on any port.
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
+
+/// The MCP endpoint's path.
+pub const ENDPOINT: &str = "/mcp";
+
+/// Bind `addr` (loopback only) and serve `core` until `stop` fires, accepting browser
+/// requests from loopback origins only.
 pub async fn serve_http(
     core: Arc<ServerCore>,
     addr: SocketAddr,
     stop: CancellationToken,
+) -> Result<HttpServer, HttpServeError> {
+    serve_http_with_origins(core, addr, stop, &[]).await
+}
+
+/// [`serve_http`], also accepting browser requests from `extra_origins`
+/// (`scheme://host[:port]`, `:*` for any port).
+pub async fn serve_http_with_origins(
+    core: Arc<ServerCore>,
+    addr: SocketAddr,
+    stop: CancellationToken,
+    extra_origins: &[String],
 ) -> Result<HttpServer, HttpServeError> {
     if !addr.ip().is_loopback() {
         return Err(HttpServeError::NotLoopback { addr });
@@ -87,15 +115,23 @@ pub async fn serve_http(
     let local_addr = listener
         .local_addr()
         .map_err(|source| HttpServeError::Bind { addr, source })?;
-    // Browsers send `Origin`; MCP clients do not. Refusing every request that carries one
-    // keeps web pages from driving toolhost's tools through the user's browser (a simple
-    // cross-origin POST needs no CORS preflight and would otherwise reach the tools).
+    // Browsers send `Origin`; MCP clients do not. Refusing every origin but loopback and
+    // configured ones keeps web pages from driving toolhost's tools through the user's
+    // browser (a simple cross-origin POST needs no CORS preflight and would otherwise
+    // reach the tools).
+    let origins: Vec<String> = LOOPBACK_ORIGINS
+        .iter()
+        .map(|o| o.to_string())
+        .chain(extra_origins.iter().cloned())
+        .collect();
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
+        .with_allowed_origins(origins)
         .enforce_origin_validation();
+    let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
         move || Ok(ToolhostServer::new(Arc::clone(&core))),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions),
         config,
     );
     let accept_stop = stop.clone();
@@ -112,11 +148,37 @@ pub async fn serve_http(
                 () = accept_stop.cancelled() => break,
             };
             let service = service.clone();
+            let sessions = Arc::clone(&sessions);
             let conn_stop = accept_stop.clone();
             tokio::spawn(async move {
-                let handler = service_fn(move |request| {
+                let handler = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
                     let service = service.clone();
-                    async move { Ok::<_, Infallible>(service.handle(request).await) }
+                    let sessions = Arc::clone(&sessions);
+                    async move {
+                        let path = request.uri().path();
+                        if path != ENDPOINT && path != "/mcp/" {
+                            return Ok::<_, Infallible>(plain(
+                                hyper::StatusCode::NOT_FOUND,
+                                format!("not found: MCP is served at {ENDPOINT}"),
+                            ));
+                        }
+                        if request.method() == hyper::Method::DELETE {
+                            match unknown_session(&sessions, &request).await {
+                                Some(refusal) => return Ok(refusal),
+                                None => {
+                                    let mut response = service.handle(request).await;
+                                    if response.status().is_success() {
+                                        *response.status_mut() = hyper::StatusCode::OK;
+                                    }
+                                    return Ok(response.map(http_body_util::Either::Left));
+                                }
+                            }
+                        }
+                        Ok(service
+                            .handle(request)
+                            .await
+                            .map(http_body_util::Either::Left))
+                    }
                 });
                 let conn = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), handler);
@@ -139,4 +201,44 @@ pub async fn serve_http(
         stop,
         task,
     })
+}
+
+type FullBody = http_body_util::Full<bytes::Bytes>;
+
+/// A plain-text answer.
+fn plain<L>(
+    status: hyper::StatusCode,
+    text: String,
+) -> hyper::Response<http_body_util::Either<L, FullBody>> {
+    let mut response = hyper::Response::new(http_body_util::Either::Right(FullBody::from(
+        format!("{text}\n"),
+    )));
+    *response.status_mut() = status;
+    response
+}
+
+/// For `DELETE /mcp`: 400 without a session id, 404 for a session that does not exist
+/// (rmcp would answer 202 either way); `None` lets rmcp close a known session (its
+/// answer becomes 200).
+async fn unknown_session<L, B>(
+    sessions: &LocalSessionManager,
+    request: &hyper::Request<B>,
+) -> Option<hyper::Response<http_body_util::Either<L, FullBody>>> {
+    let Some(id) = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Some(plain(
+            hyper::StatusCode::BAD_REQUEST,
+            "missing Mcp-Session-Id header".into(),
+        ));
+    };
+    if sessions.sessions.read().await.contains_key(id) {
+        return None;
+    }
+    Some(plain(
+        hyper::StatusCode::NOT_FOUND,
+        format!("unknown MCP session {id}"),
+    ))
 }

@@ -1,7 +1,13 @@
 //! Which tools `toolhost mcp serve` exposes: exactly what [`selected_definitions`] offers
 //! a model for the selected toolsets (`--toolsets` / `--disable` over `[toolsets]`), so
 //! an MCP client sees the same names, descriptions and sanitized schemas as an agent
-//! using toolhost directly (unavailable tools left out, dynamic schemas applied).
+//! using toolhost directly (unavailable tools left out, dynamic schemas applied) —
+//! except the tools no MCP client can use ([`NOT_SERVED`]): `clarify` asks toolhost's
+//! own user a question and waits for the answer, and a served session has no such user
+//! (the client's model can ask its user itself).
+
+/// Tools never served over MCP.
+pub const NOT_SERVED: &[&str] = &["clarify"];
 
 use serde_json::{Map, Value};
 use tools_core::Registry;
@@ -30,6 +36,7 @@ pub fn exposed_tools(
     definitions
         .names
         .iter()
+        .filter(|name| !NOT_SERVED.contains(&name.as_str()))
         .filter_map(|name| {
             let function = definitions.function(name)?;
             Some(ExposedTool {
@@ -56,7 +63,8 @@ pub fn is_exposed(
     selection: &ToolsetSelection,
     name: &str,
 ) -> bool {
-    selected_definitions(registry, toolsets, selection).contains(name)
+    !NOT_SERVED.contains(&name)
+        && selected_definitions(registry, toolsets, selection).contains(name)
 }
 
 /// Toolset names of `selection` that denote nothing (reported once at startup).
@@ -80,6 +88,7 @@ mod tests {
         for (name, toolset) in [
             ("read_file", "file"),
             ("write_file", "file"),
+            ("clarify", "clarify"),
             ("mcp__gh__issues", "mcp-gh"),
         ] {
             registry.register(ToolEntry::builder(name, toolset).build().unwrap());
@@ -111,5 +120,16 @@ mod tests {
         );
         assert_eq!(names(None, vec!["file", "mcp-gh"]), Vec::<String>::new());
         assert_eq!(names(Some(vec!["gh"]), vec![]), vec!["mcp__gh__issues"]);
+    }
+
+    #[test]
+    fn clarify_is_never_served() {
+        assert_eq!(names(Some(vec!["clarify"]), vec![]), Vec::<String>::new());
+        let all = ToolsetSelection {
+            enabled: None,
+            disabled: Vec::new(),
+        };
+        assert!(!is_exposed(&registry(), &Toolsets::new(), &all, "clarify"));
+        assert!(is_exposed(&registry(), &Toolsets::new(), &all, "read_file"));
     }
 }

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use elicitation::{ApprovalAnswer, ApprovalPrompt, ElicitationRouter, RouteGuard};
 pub use handler::{ServerCore, ToolhostServer};
-pub use http::{HttpServeError, HttpServer, serve_http};
+pub use http::{HttpServeError, HttpServer, serve_http, serve_http_with_origins};
 pub use listing::{ExposedTool, exposed_tools, is_exposed, unknown_toolsets};
 pub use progress::DEFAULT_INTERVAL as DEFAULT_PROGRESS_INTERVAL;
 
