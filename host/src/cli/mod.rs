@@ -109,7 +109,9 @@ impl Cli {
     /// Start toolhost without reporting plugin failures (the `plugins` commands show
     /// them their own way).
     fn start_quiet(&self) -> Result<Toolhost, CliError> {
-        Ok(Toolhost::start(&self.start_options())?)
+        let host = Toolhost::start(&self.start_options())?;
+        warn_missing_bundle(&host);
+        Ok(host)
     }
 
     /// The home directory.
@@ -121,6 +123,13 @@ impl Cli {
     fn load_config(&self, home: &Home) -> Result<LoadedConfig, CliError> {
         LoadedConfig::load(self.config.as_deref(), &home.config_file())
             .map_err(|e| CliError::Start(e.into()))
+    }
+}
+
+/// One line on stderr when the bundled plugins were left behind (a copied binary).
+fn warn_missing_bundle(host: &Toolhost) {
+    if let Some(missing) = crate::plugins::bundle::missing_bundle(&host.config.config.plugins) {
+        eprintln!("toolhost: warning: {missing}");
     }
 }
 

@@ -22,9 +22,11 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub mod capture;
+pub mod containment;
 pub mod daytona;
 pub mod docker;
 mod docker_api;
+mod docker_init;
 pub mod env_filter;
 mod exec;
 pub mod files_provider;
