@@ -2,7 +2,8 @@
 # Installs and starts what the terminal/environment tests need (docs/terminal.md, CI), as
 # root on a fresh Debian bookworm. Idempotent: running it again reuses what is already up.
 #
-#   - podman + runc + a tiny busybox image imported without registry access, served by
+#   - podman + runc + catatonit (the container init the docker backend asks for) + a tiny
+#     busybox image imported without registry access, served by
 #     `podman system service` on a unix socket (Docker-compatible API) -> docker backend
 #   - bubblewrap                                                     -> sandbox backend
 #   - an sshd on 127.0.0.1 with generated host and client keys       -> ssh backend
@@ -22,9 +23,9 @@ log() { echo "[setup-terminal] $*"; }
 
 # ---------------------------------------------------------------- packages
 need=()
-for pair in curl:curl podman:podman runc:runc busybox:busybox-static bwrap:bubblewrap sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client; do
+for pair in curl:curl podman:podman runc:runc busybox:busybox-static bwrap:bubblewrap sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client catatonit:catatonit; do
     bin="${pair%%:*}"; pkg="${pair#*:}"
-    if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ]; then need+=("$pkg"); fi
+    if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ] && [ ! -x "/usr/libexec/podman/$bin" ]; then need+=("$pkg"); fi
 done
 if [ "${#need[@]}" -gt 0 ]; then
     log "installing ${need[*]}"
@@ -35,9 +36,14 @@ fi
 
 # ---------------------------------------------------------------- podman
 CONF="$CI_DIR/containers.conf"
+# podman looks for its init in /usr/libexec/podman; point it at catatonit wherever the
+# package put it.
+INIT_PATH="/usr/libexec/podman/catatonit"
+[ -x "$INIT_PATH" ] || INIT_PATH="$(command -v catatonit || echo "$INIT_PATH")"
 cat > "$CONF" <<CONF
 [containers]
 default_ulimits = []
+init_path = "$INIT_PATH"
 
 [engine]
 runtime = "runc"

@@ -1,8 +1,6 @@
 //! Shared helpers for toolhost's integration tests: locating the built binaries and
-//! plugin libraries, running the CLI in an isolated home, and CI service checks.
-//!
-//! `cargo test` does not build cdylibs or other packages' binaries, so the test command
-//! is `cargo build --workspace && cargo test --workspace` (see README / .ci/run).
+//! plugin libraries (building them on first use), running the CLI in an isolated home,
+//! and failing loudly when a test's outside service is missing.
 
 pub mod ci_services;
 pub mod plugin_fixtures;
@@ -10,6 +8,7 @@ pub mod plugin_fixtures;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 
 /// `target/<profile>/`, where cargo put the test binary's siblings.
 pub fn target_dir() -> PathBuf {
@@ -21,34 +20,74 @@ pub fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Path of the `toolhost` binary built by `cargo build --workspace`.
+/// Build the whole workspace once per test process, with the test binary's profile.
+///
+/// `cargo test` builds neither other packages' binaries (`toolhost`) nor `cdylib`
+/// libraries (the bundled plugins and the fixture plugins of `tests/fixtures/`), and
+/// `default-members` leaves the fixtures out of a plain `cargo build`; the tests need
+/// both, current. Cargo holds no lock on the target directory while tests run, so the
+/// nested `cargo build --workspace` is safe; it is quick when everything is up to date.
+/// A test binary started without cargo (no `CARGO` variable) only checks that the
+/// files exist.
+pub fn ensure_workspace_built() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let Some(cargo) = std::env::var_os("CARGO") else {
+            return;
+        };
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("tests/ lives in the workspace root");
+        let dir = target_dir();
+        let mut cmd = Command::new(cargo);
+        cmd.arg("build")
+            .arg("--workspace")
+            .arg("--manifest-path")
+            .arg(workspace.join("Cargo.toml"));
+        match dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => {}
+            Some("release") => {
+                cmd.arg("--release");
+            }
+            Some(profile) => {
+                cmd.args(["--profile", profile]);
+            }
+        }
+        eprintln!("building the workspace for the integration tests: {cmd:?}");
+        let status = cmd.status().expect("run cargo build");
+        assert!(status.success(), "{cmd:?} failed: {status}");
+    });
+}
+
+/// Path of the `toolhost` binary (built by [`ensure_workspace_built`]).
 pub fn toolhost_bin() -> PathBuf {
+    ensure_workspace_built();
     let path = target_dir().join(format!("toolhost{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
-        "{} is missing: run `cargo build --workspace` before `cargo test --workspace`",
+        "{} is missing: run `cargo build --workspace` (with the test's profile) first",
         path.display()
     );
     path
 }
 
-/// True when running under CI (`TOOLHOST_CI=1`): tests needing services must fail, not skip.
-pub fn in_ci() -> bool {
-    std::env::var("TOOLHOST_CI").is_ok_and(|v| v == "1")
+/// Fail the test, naming what is missing, unless `available`. Tests that call this are
+/// `#[ignore = "needs …"]`: they run only when asked (`--include-ignored`, as `.ci/run`
+/// does), and then a missing service is a failure, never a silent pass.
+pub fn require_service(available: bool, what: &str) {
+    assert!(
+        available,
+        "this test needs {what}, which is not available here (README \"Tests\" lists \
+         the services and the setup script for each; run without --include-ignored to \
+         leave such tests out)"
+    );
 }
 
-/// Skip (return true after printing why) when a required service is missing locally;
-/// panic under CI.
-pub fn skip_unless(available: bool, what: &str) -> bool {
-    if available {
-        return false;
-    }
-    assert!(
-        !in_ci(),
-        "{what} is required under TOOLHOST_CI=1 but is not available"
-    );
-    eprintln!("skipping: {what} is not available (set up with .ci/run to run this test)");
-    true
+/// The value of an optional service, or a failure naming what is missing (see
+/// [`require_service`]).
+pub fn require<T>(service: Option<T>, what: &str) -> T {
+    require_service(service.is_some(), what);
+    service.expect("checked above")
 }
 
 /// An isolated toolhost home for one test.

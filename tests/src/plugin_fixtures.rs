@@ -1,5 +1,5 @@
-//! Helpers for the native-plugin tests: fixture libraries built by
-//! `cargo build --workspace`, plugin directories, and `toolhost` runs isolated from the
+//! Helpers for the native-plugin tests: fixture libraries (built on first use by
+//! [`crate::ensure_workspace_built`]), plugin directories, and `toolhost` runs isolated from the
 //! plugins of the machine (no bundled plugins unless asked, no plugin-path variables).
 
 use std::io::Read;
@@ -13,6 +13,7 @@ use crate::{TestHome, spawn_with_stdin, target_dir};
 
 /// `target/<profile>/lib<name>.so` (the platform's file name), which must exist.
 pub fn fixture_library(name: &str) -> PathBuf {
+    crate::ensure_workspace_built();
     let file = format!(
         "{}{name}{}",
         std::env::consts::DLL_PREFIX,
@@ -21,7 +22,7 @@ pub fn fixture_library(name: &str) -> PathBuf {
     let path = target_dir().join(file);
     assert!(
         path.exists(),
-        "{} is missing: run `cargo build --workspace` before `cargo test --workspace`",
+        "{} is missing: run `cargo build --workspace` (with the test's profile) first",
         path.display()
     );
     path

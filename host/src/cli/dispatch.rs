@@ -27,19 +27,49 @@ pub struct DispatchArgs {
     pub session_id: Option<String>,
 }
 
-/// The tool calls of a chat-completions response or assistant message.
+/// What `dispatch` reads, for error messages.
+const EXPECTED: &str = "expected an assistant message with `tool_calls` \
+     ({\"role\":\"assistant\",\"tool_calls\":[...]}) or a chat-completions response \
+     ({\"choices\":[{\"message\":{...}}]})";
+
+/// The JSON type of `value`, for error messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The tool calls of a chat-completions response or assistant message. Input that is
+/// neither, or a message without `tool_calls`, is an error saying what was expected;
+/// an explicit `"tool_calls": []` is zero calls.
 pub fn extract_tool_calls(input: &Value) -> Result<Vec<ToolCall>, String> {
+    if !input.is_object() {
+        return Err(format!("{EXPECTED}; got {}", kind(input)));
+    }
     let message = match input.get("choices") {
         Some(choices) => choices
             .get(0)
             .and_then(|c| c.get("message"))
-            .ok_or("the response has no choices[0].message")?,
+            .filter(|m| m.is_object())
+            .ok_or_else(|| format!("the response has no choices[0].message; {EXPECTED}"))?,
         None => input,
     };
     let calls = match message.get("tool_calls") {
         Some(Value::Array(calls)) => calls,
-        Some(Value::Null) | None => return Ok(Vec::new()),
-        Some(_) => return Err("`tool_calls` is not an array".into()),
+        Some(Value::Null) | None => {
+            return Err(format!("the message has no `tool_calls`; {EXPECTED}"));
+        }
+        Some(other) => {
+            return Err(format!(
+                "`tool_calls` is {}, not an array; {EXPECTED}",
+                kind(other)
+            ));
+        }
     };
     Ok(calls
         .iter()
@@ -94,4 +124,52 @@ pub fn run(cli: &Cli, args: &DispatchArgs) -> Result<ExitCode, CliError> {
         serde_json::to_string_pretty(&messages).map_err(|e| CliError::Input(e.to_string()))?;
     println!("{out}");
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn input_without_tool_calls_says_what_was_expected() {
+        let cases = [
+            (json!(null), "got null"),
+            (json!([1, 2, 3]), "got an array"),
+            (json!("text"), "got a string"),
+            (json!(7), "got a number"),
+            (
+                json!({"role": "assistant", "content": "hi"}),
+                "has no `tool_calls`",
+            ),
+            (json!({"tool_calls": null}), "has no `tool_calls`"),
+            (
+                json!({"tool_calls": {"a": 1}}),
+                "is an object, not an array",
+            ),
+            (json!({"choices": []}), "no choices[0].message"),
+            (
+                json!({"choices": [{"message": 3}]}),
+                "no choices[0].message",
+            ),
+            (
+                json!({"choices": [{"message": {"content": "done"}}]}),
+                "has no `tool_calls`",
+            ),
+        ];
+        for (input, needle) in cases {
+            let err = extract_tool_calls(&input).expect_err(&input.to_string());
+            assert!(err.contains(needle), "{input}: {err}");
+            assert!(
+                err.contains("expected an assistant message"),
+                "{input}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn explicit_empty_tool_calls_are_zero_calls() {
+        let calls = extract_tool_calls(&json!({"role": "assistant", "tool_calls": []})).unwrap();
+        assert!(calls.is_empty());
+    }
 }

@@ -217,7 +217,8 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
         approval_surfaces: Surfaces::callback(elicitation.clone()),
         ..cli.start_options()
     })?;
-    let selection = args.selection.selection(&host);
+    super::warn_missing_bundle(&host);
+    let selection = args.selection.selection(&host)?;
     for name in unknown_toolsets(&host.registry, &host.toolsets, &selection) {
         eprintln!("toolhost: unknown toolset {name:?} (ignored)");
     }

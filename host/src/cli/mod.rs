@@ -129,10 +129,12 @@ impl Cli {
     /// Start toolhost without reporting plugin failures (the `plugins` commands show
     /// them their own way) and without MCP servers (they need none).
     fn start_quiet(&self) -> Result<Toolhost, CliError> {
-        Ok(Toolhost::start(&StartOptions {
+        let host = Toolhost::start(&StartOptions {
             skip_mcp: true,
             ..self.start_options()
-        })?)
+        })?;
+        warn_missing_bundle(&host);
+        Ok(host)
     }
 
     /// The home directory.
@@ -144,6 +146,13 @@ impl Cli {
     fn load_config(&self, home: &Home) -> Result<LoadedConfig, CliError> {
         LoadedConfig::load(self.config.as_deref(), &home.config_file())
             .map_err(|e| CliError::Start(e.into()))
+    }
+}
+
+/// One line on stderr when the bundled plugins were left behind (a copied binary).
+fn warn_missing_bundle(host: &Toolhost) {
+    if let Some(missing) = crate::plugins::bundle::missing_bundle(&host.config.config.plugins) {
+        eprintln!("toolhost: warning: {missing}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! `toolhost schema [--toolsets A,B] [--disable C]`: the OpenAI tools array
-//! (`[{"type":"function","function":{...}}]`, sorted by name) on stdout. Unknown toolset
-//! names are reported on stderr and ignored.
+//! (`[{"type":"function","function":{...}}]`, sorted by name) on stdout. An unknown name in
+//! `--toolsets`/`--disable` is an error (exit 2); unknown names in the config's
+//! `[toolsets]` lists are reported on stderr and ignored.
 
 use std::process::ExitCode;
 
@@ -21,7 +22,7 @@ pub struct SchemaArgs {
 /// Run `toolhost schema`.
 pub fn run(cli: &Cli, args: &SchemaArgs) -> Result<ExitCode, CliError> {
     let host = cli.start_scoped(crate::mcp::McpScope::Cached)?;
-    let selection = args.selection.selection(&host);
+    let selection = args.selection.selection(&host)?;
     let definitions = selected_definitions(&host.registry, &host.toolsets, &selection);
     for name in &definitions.unknown {
         eprintln!("toolhost: unknown toolset {name:?} (ignored)");

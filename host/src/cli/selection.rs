@@ -1,8 +1,12 @@
 //! `--toolsets A,B` / `--disable C`: which toolsets a command looks at. The command
-//! line's enabled list replaces the configured one; its disabled list adds to it.
+//! line's enabled list replaces the configured one; its disabled list adds to it and
+//! may name single tools as well as toolsets. A name on the command line that denotes
+//! nothing is an error (exit 2) naming where the known names are listed — a typo must
+//! not silently select no tools, or all of them.
 
 use clap::Args;
 
+use super::CliError;
 use crate::app::Toolhost;
 use crate::toolsets::ToolsetSelection;
 
@@ -12,14 +16,14 @@ pub struct SelectionArgs {
     /// Only these toolsets (comma-separated; replaces `[toolsets] enabled`).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub toolsets: Option<Vec<String>>,
-    /// Leave these toolsets out (comma-separated; added to `[toolsets] disabled`).
+    /// Leave these toolsets or tools out (comma-separated; added to `[toolsets] disabled`).
     #[arg(long, value_name = "C,D", value_delimiter = ',')]
     pub disable: Vec<String>,
 }
 
 impl SelectionArgs {
-    /// The effective selection for `host`.
-    pub fn selection(&self, host: &Toolhost) -> ToolsetSelection {
+    /// The effective selection for `host`; an unknown name in either flag is an error.
+    pub fn selection(&self, host: &Toolhost) -> Result<ToolsetSelection, CliError> {
         let trim = |names: &[String]| -> Vec<String> {
             names
                 .iter()
@@ -27,9 +31,30 @@ impl SelectionArgs {
                 .filter(|n| !n.is_empty())
                 .collect()
         };
-        host.config
-            .config
-            .toolsets
-            .selection(self.toolsets.as_deref().map(trim), trim(&self.disable))
+        let enabled = self.toolsets.as_deref().map(trim);
+        let disabled = trim(&self.disable);
+        let is_toolset = |name: &str| host.toolsets.is_known(&host.registry, name);
+        let is_tool = |name: &str| host.registry.get(name).is_some();
+        for name in enabled.iter().flatten() {
+            if !is_toolset(name) {
+                let hint = if is_tool(name) {
+                    " (it is a tool: --toolsets takes toolsets; --disable takes tools too)"
+                } else {
+                    ""
+                };
+                return Err(CliError::Input(format!(
+                    "--toolsets: unknown toolset {name:?}{hint}; `toolhost toolsets` lists them"
+                )));
+            }
+        }
+        for name in &disabled {
+            if !is_toolset(name) && !is_tool(name) {
+                return Err(CliError::Input(format!(
+                    "--disable: {name:?} is neither a toolset nor a tool; `toolhost toolsets` \
+                     and `toolhost tools` list them"
+                )));
+            }
+        }
+        Ok(host.config.config.toolsets.selection(enabled, disabled))
     }
 }

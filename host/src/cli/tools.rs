@@ -44,7 +44,7 @@ pub struct ToolRow {
 /// Run `toolhost tools`.
 pub fn run(cli: &Cli, args: &ToolsArgs) -> Result<ExitCode, CliError> {
     let host = cli.start_scoped(crate::mcp::McpScope::Cached)?;
-    let selection = args.selection.selection(&host);
+    let selection = args.selection.selection(&host)?;
     let selected = host
         .toolsets
         .select(&host.registry, selection.enabled(), selection.disabled());

@@ -10,6 +10,7 @@
 //! full detail for `toolhost plugins doctor`.
 
 pub mod adapter;
+pub mod bundle;
 pub mod call;
 pub mod config;
 pub mod discovery;

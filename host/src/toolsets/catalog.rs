@@ -5,13 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
-use serde::Serialize;
 use tools_core::{AvailabilityPass, Registry, ToolSource};
 
 use super::ToolsetKind;
 use super::builtin::{ALL_DESCRIPTION, BUILTIN_TOOLSETS, BuiltinToolset, builtin, is_core_tool};
 use super::builtin::{LEGACY_TOOLSETS, legacy};
 use super::config::{CustomToolset, ToolsetsConfig};
+use super::info::{NOT_REGISTERED, ToolsetInfo, UnavailableTool};
 use super::view::RegistryView;
 use crate::definitions::memo::DefinitionsMemo;
 use crate::definitions::{ToolDefinitions, compute_definitions};
@@ -54,25 +54,6 @@ pub enum ToolsetWarning {
         /// The name.
         name: String,
     },
-}
-
-/// One row of `toolhost toolsets`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ToolsetInfo {
-    /// Canonical name.
-    pub name: String,
-    /// What kind of toolset it is.
-    pub kind: ToolsetKind,
-    /// Human description.
-    pub description: String,
-    /// Every tool name it resolves to (includes followed), sorted. May name tools that
-    /// are not registered.
-    pub tools: Vec<String>,
-    /// True when at least one of `tools` is registered and available.
-    pub available: bool,
-    /// Other names accepted for it (`hermes-cli`, `*`, a registry alias), sorted.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub aliases: Vec<String>,
 }
 
 /// The tools an enabled/disabled selection asks for, before availability checks.
@@ -350,7 +331,12 @@ impl Toolsets {
         }
         for name in disabled.unwrap_or_default() {
             let Some(node) = self.lookup(view, name) else {
-                note_unknown(name, "disabled");
+                // Not a toolset: a registered tool's name disables that one tool.
+                if let Some(entry) = view.entry(name) {
+                    selected.remove(entry.name.as_str());
+                } else {
+                    note_unknown(name, "disabled");
+                }
                 continue;
             };
             let mut tools = BTreeSet::new();
@@ -425,10 +411,28 @@ impl Toolsets {
     ) -> ToolsetInfo {
         let mut tools = BTreeSet::new();
         self.resolve_node(view, node, &mut tools);
-        let available = tools.iter().any(|t| {
-            view.entry(t)
-                .is_some_and(|e| pass.evaluate(e.check.as_ref()).available)
-        });
+        let unavailable: Vec<UnavailableTool> = tools
+            .iter()
+            .filter_map(|t| {
+                let reason = match view.entry(t) {
+                    None => NOT_REGISTERED.to_string(),
+                    Some(entry) => {
+                        let availability = pass.evaluate(entry.check.as_ref());
+                        if availability.available {
+                            return None;
+                        }
+                        availability
+                            .reason
+                            .unwrap_or_else(|| "its availability check failed".to_string())
+                    }
+                };
+                Some(UnavailableTool {
+                    name: t.to_string(),
+                    reason,
+                })
+            })
+            .collect();
+        let available = unavailable.len() < tools.len();
         let name = node.key().to_string();
         let mut aliases: Vec<String> = match node {
             Node::All => vec!["*".to_string()],
@@ -460,6 +464,7 @@ impl Toolsets {
             description,
             tools: tools.into_iter().map(str::to_string).collect(),
             available,
+            unavailable,
             aliases,
         }
     }

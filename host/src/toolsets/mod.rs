@@ -16,6 +16,7 @@
 mod builtin;
 mod catalog;
 mod config;
+mod info;
 mod view;
 
 #[cfg(test)]
@@ -26,8 +27,9 @@ use serde::Serialize;
 pub use builtin::{
     ALL_DESCRIPTION, BUILTIN_TOOLSETS, BuiltinToolset, CORE_TOOLS, LEGACY_TOOLSETS, is_core_tool,
 };
-pub use catalog::{Selection, ToolsetInfo, ToolsetWarning, Toolsets, ToolsetsError};
+pub use catalog::{Selection, ToolsetWarning, Toolsets, ToolsetsError};
 pub use config::{CustomToolset, ToolsetSelection, ToolsetsConfig};
+pub use info::{NOT_REGISTERED, ToolsetInfo, UnavailableTool};
 pub(crate) use view::RegistryView;
 
 /// What kind of toolset a name denotes (the `kind` of `toolhost toolsets --json`).

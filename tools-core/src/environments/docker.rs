@@ -2,7 +2,8 @@
 //! Engine API (Docker itself, or podman's Docker-compatible `podman system service`).
 //!
 //! Hardened like Hermes: all capabilities dropped except the few package managers need,
-//! `no-new-privileges`, an init process reaping zombies, pids/cpu/memory limits, size-capped
+//! `no-new-privileges`, an init process reaping zombies (`docker_init`: a reaping shell when
+//! the engine has no init binary), pids/cpu/memory limits, size-capped
 //! tmpfs for `/tmp`, `/var/tmp` and `/run`, optional `--network=none`. Commands are
 //! `exec`s of `sh -c` (bash when the image has it); each exec is its own process group
 //! inside the container, so a timeout kills the whole tree from a second exec. Files are
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::docker_api::{DockerApi, Endpoint, query_escape, single_file_tar};
+use super::docker_init;
 use super::settings::DockerSettings;
 use super::shell;
 use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode};
@@ -301,7 +303,7 @@ fn find_persistent(api: &DockerApi, task_id: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn create_container(
+pub(super) fn create_container(
     api: &DockerApi,
     settings: &DockerSettings,
     image: &str,
@@ -317,6 +319,15 @@ fn create_container(
         pull(api, image)?;
         response = api
             .request("POST", &path, Some(&body))
+            .map_err(|e| e.to_string())?;
+    }
+    if docker_init::lacks_init(response.status, &response.message()) {
+        tracing::warn!(
+            "the container engine has no init binary ({}); running without it, with a shell reaping zombies as PID 1",
+            response.message()
+        );
+        response = api
+            .request("POST", &path, Some(&docker_init::without_init(&body)))
             .map_err(|e| e.to_string())?;
     }
     if response.status != 201 {

@@ -1,5 +1,7 @@
 //! The local backend: commands run on this host with bash (or `sh` when bash is
-//! missing), each in its own process group so a timeout kills everything it started.
+//! missing), each in its own process group and containment scope
+//! ([`super::containment`]), so a timeout, a kill or the command's end stops everything
+//! it started, daemons and `setsid` included.
 //! The environment is the host's minus withheld credentials ([`super::env_filter`]).
 
 use std::ffi::OsString;
@@ -138,10 +140,12 @@ impl Environment for LocalEnvironment {
     }
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
-        let child = LocalChild::spawn(self.command(request)).map_err(|source| EnvError::Spawn {
-            backend: BackendKind::Local,
-            what: self.shell.clone(),
-            source,
+        let child = LocalChild::spawn_contained(self.command(request)).map_err(|source| {
+            EnvError::Spawn {
+                backend: BackendKind::Local,
+                what: self.shell.clone(),
+                source,
+            }
         })?;
         Ok(Box::new(child))
     }

@@ -1,6 +1,8 @@
 //! A process started on this host in its own process group (or session: with a PTY, or
 //! when asked), with stdout and stderr merged into one pipe. Killing it signals the whole
 //! group (SIGTERM, up to 1 s grace, SIGKILL) and reaps the leader, so nothing is left behind.
+//! A contained child ([`LocalChild::spawn_contained`]) also ends whatever left the group
+//! (daemons, `setsid`) through its [`Scope`], when killed and when dropped.
 //!
 //! Used directly by the local and sandbox backends, and for the client processes of the
 //! ssh and singularity backends.
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 
+use super::containment::{SCOPE_ENV, Scope, join_cgroup_in_child};
 use super::{RunningCommand, StdinMode};
 
 /// What to start.
@@ -57,6 +60,8 @@ pub struct LocalChild {
     exit: Option<i32>,
     /// Runs after the group is killed (e.g. a remote kill for ssh clients).
     on_kill: Option<Box<dyn FnMut() + Send>>,
+    /// Everything the command started, wherever it moved (contained children only).
+    scope: Option<Scope>,
 }
 
 impl std::fmt::Debug for LocalChild {
@@ -138,14 +143,51 @@ pub fn group_has_live_members(pgid: Pid) -> bool {
 impl LocalChild {
     /// Start `spec`.
     pub fn spawn(spec: LocalCommand) -> std::io::Result<LocalChild> {
-        if spec.pty {
-            return Self::spawn_pty(spec);
+        Self::spawn_in(spec, None)
+    }
+
+    /// Start `spec` in a [`Scope`] of its own: everything it starts, even what leaves
+    /// its process group, ends when it is killed or dropped.
+    pub fn spawn_contained(spec: LocalCommand) -> std::io::Result<LocalChild> {
+        Self::spawn_in(spec, Some(Scope::new()))
+    }
+
+    pub(crate) fn spawn_in(
+        spec: LocalCommand,
+        scope: Option<Scope>,
+    ) -> std::io::Result<LocalChild> {
+        let mut child = if spec.pty {
+            Self::spawn_pty(spec, scope.as_ref())?
+        } else {
+            Self::spawn_piped(spec, scope.as_ref())?
+        };
+        if let Some(mut scope) = scope {
+            scope.confirm(child.child.id());
+            child.scope = Some(scope);
         }
+        Ok(child)
+    }
+
+    fn spawn_piped(spec: LocalCommand, scope: Option<&Scope>) -> std::io::Result<LocalChild> {
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args);
         if let Some(env) = &spec.env {
             cmd.env_clear();
             cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(scope) = scope {
+            cmd.env(SCOPE_ENV, scope.mark());
+            if let Some(procs) = scope.procs_file() {
+                // SAFETY: runs between fork and exec; `join_cgroup_in_child` makes only
+                // async-signal-safe calls (open, write, close) on a path prepared before
+                // the fork, and allocates nothing.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        join_cgroup_in_child(&procs);
+                        Ok(())
+                    });
+                }
+            }
         }
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
@@ -191,10 +233,11 @@ impl LocalChild {
             stdin,
             exit: None,
             on_kill: None,
+            scope: None,
         })
     }
 
-    fn spawn_pty(spec: LocalCommand) -> std::io::Result<LocalChild> {
+    fn spawn_pty(spec: LocalCommand, scope: Option<&Scope>) -> std::io::Result<LocalChild> {
         let to_io = |e: pty_process::Error| std::io::Error::other(e.to_string());
         let (pty, pts) = pty_process::blocking::open().map_err(to_io)?;
         pty.resize(pty_process::Size::new(30, 120)).map_err(to_io)?;
@@ -205,6 +248,21 @@ impl LocalChild {
         if let Some(cwd) = &spec.cwd {
             cmd = cmd.current_dir(cwd);
         }
+        if let Some(scope) = scope {
+            cmd = cmd.env(SCOPE_ENV, scope.mark());
+            if let Some(procs) = scope.procs_file() {
+                // SAFETY: as in `spawn_piped`: only async-signal-safe calls on a path
+                // prepared before the fork.
+                cmd = unsafe {
+                    cmd.pre_exec(move || {
+                        join_cgroup_in_child(&procs);
+                        Ok(())
+                    })
+                };
+            }
+        }
+        // The confinement comes last: once Landlock is on, the cgroup file above could
+        // no longer be written.
         #[cfg(target_os = "linux")]
         if let Some(confinement) = spec.confine.clone() {
             // SAFETY: the hook only makes system calls on data prepared before the fork
@@ -231,6 +289,7 @@ impl LocalChild {
             stdin,
             exit: None,
             on_kill: None,
+            scope: None,
         })
     }
 
@@ -307,6 +366,10 @@ impl RunningCommand for LocalChild {
             if let Ok(status) = self.child.wait() {
                 self.exit = Some(exit_code(status));
             }
+        }
+        // What left the group (setsid, daemons) ends too.
+        if let Some(scope) = &mut self.scope {
+            scope.end();
         }
     }
 

@@ -24,9 +24,11 @@ use serde::Deserialize;
 pub mod capture;
 #[cfg(target_os = "linux")]
 pub mod confine;
+pub mod containment;
 pub mod daytona;
 pub mod docker;
 mod docker_api;
+mod docker_init;
 pub mod env_filter;
 mod exec;
 pub mod files_provider;

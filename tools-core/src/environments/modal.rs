@@ -188,10 +188,10 @@ class Sandbox:
 
     #[test]
     fn helper_drives_the_sdk_protocol() {
-        if crate::environments::local::which("python3").is_none() {
-            eprintln!("skipped: python3 not available");
-            return;
-        }
+        assert!(
+            crate::environments::local::which("python3").is_some(),
+            "this test needs python3 on PATH"
+        );
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("state");
         std::fs::create_dir(&state).unwrap();

@@ -108,12 +108,28 @@ fn dispatch_accepts_a_chat_completions_response() {
 }
 
 #[test]
-fn dispatch_without_tool_calls_prints_an_empty_array() {
+fn dispatch_without_tool_calls_says_what_was_expected_and_exits_2() {
+    let home = TestHome::new();
+    for input in [r#"{"role":"assistant","content":"hi"}"#, "[1,2,3]", "null"] {
+        let out = home.run(&["dispatch"], Some(input));
+        assert_eq!(out.status.code(), Some(2), "{input}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{input}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("expected an assistant message with `tool_calls`"),
+            "{input}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn dispatch_with_an_empty_tool_calls_list_prints_an_empty_array() {
     let home = TestHome::new();
     let out = home.run(
         &["dispatch"],
-        Some(r#"{"role":"assistant","content":"hi"}"#),
+        Some(r#"{"role":"assistant","content":"hi","tool_calls":[]}"#),
     );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout_json(&out), json!([]));
 }
 
@@ -308,6 +324,102 @@ fn tools_respects_toolsets_and_disable() {
 }
 
 #[test]
+fn unknown_names_in_selection_flags_are_errors() {
+    let home = TestHome::new();
+    for args in [
+        &["tools", "--toolsets", "file,not_a_toolset"][..],
+        &["schema", "--toolsets", "not_a_toolset"],
+        &["tools", "--disable", "not_a_tool"],
+        &["schema", "--toolsets", "file", "--disable", "not_a_tool"],
+        // A tool name is not a toolset.
+        &["tools", "--toolsets", "read_file"],
+    ] {
+        let out = home.run(args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("not_a_") || err.contains("\"read_file\""),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn disable_accepts_tool_names() {
+    let home = TestHome::new();
+    let out = home.run(
+        &[
+            "tools",
+            "--json",
+            "--toolsets",
+            "file",
+            "--disable",
+            "read_file,patch",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let names: Vec<String> = stdout_json(&out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["search_files", "write_file"]);
+}
+
+#[test]
+fn toolsets_show_which_tools_are_unavailable_and_why() {
+    let home = TestHome::new();
+    let registered: Vec<String> = stdout_json(&home.run(&["tools", "--json"], None))
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["available"] == true)
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    let out = home.run(&["toolsets", "--json"], None);
+    let list = stdout_json(&out);
+    let mut saw_unregistered = false;
+    for toolset in list.as_array().unwrap() {
+        let tools: Vec<&str> = toolset["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        let unavailable = toolset["unavailable"].as_array().unwrap();
+        for tool in &tools {
+            let listed = unavailable.iter().find(|u| u["name"] == *tool);
+            // Exactly the tools that are not available are listed, each with a reason.
+            assert_eq!(
+                listed.is_none(),
+                registered.iter().any(|r| r == tool),
+                "{tool} in {toolset}"
+            );
+            if let Some(entry) = listed {
+                let reason = entry["reason"].as_str().unwrap();
+                assert!(!reason.is_empty(), "{entry}");
+                saw_unregistered |= reason.starts_with("not registered");
+            }
+        }
+        assert_eq!(
+            toolset["available"],
+            unavailable.len() < tools.len(),
+            "{toolset}"
+        );
+    }
+    assert!(saw_unregistered, "no toolset names an unregistered tool");
+    // The table says how many tools are available.
+    let table = stdout(&home.run(&["toolsets"], None));
+    assert!(
+        table.contains(" tools available; not registered: "),
+        "{table}"
+    );
+}
+
+#[test]
 fn toolsets_json_resolves_tools() {
     let home = TestHome::new();
     let out = home.run(&["toolsets", "--json"], None);
@@ -318,7 +430,14 @@ fn toolsets_json_resolves_tools() {
         .iter()
         .find(|t| t["name"] == "file")
         .unwrap();
-    for key in ["name", "kind", "description", "tools", "available"] {
+    for key in [
+        "name",
+        "kind",
+        "description",
+        "tools",
+        "available",
+        "unavailable",
+    ] {
         assert!(file.get(key).is_some(), "missing {key}");
     }
     assert_eq!(
@@ -342,9 +461,8 @@ fn toolsets_json_resolves_tools() {
 #[test]
 fn schema_prints_sorted_openai_definitions() {
     let home = TestHome::new();
-    let out = home.run(&["schema", "--toolsets", "file,not_a_toolset"], None);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(stderr(&out).contains("not_a_toolset"));
+    let out = home.run(&["schema", "--toolsets", "file"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let defs = stdout_json(&out);
     let names: Vec<&str> = defs
         .as_array()

@@ -3,16 +3,14 @@
 //! started by commands that do not need them, doubled structured results, log noise;
 //! and the official MCP Inspector CLI driving `toolhost mcp serve` over stdio and HTTP.
 //!
-//! The tests that need third-party MCP software skip locally without `.ci/setup-mcp.sh`
-//! (and fail under `TOOLHOST_CI=1`).
-
-mod mcp_common;
+//! The tests that need third-party MCP software are `#[ignore = "needs …"]` and fail
+//! naming what is missing when run without `.ci/setup-mcp.sh`.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
-use mcp_common::*;
+use super::mcp_common::*;
 use serde_json::{Value, json};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json, toolhost_bin};
 
@@ -143,10 +141,9 @@ fn stdio_serve_answers_an_over_long_line_and_keeps_serving() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn a_routine_stdio_session_logs_nothing_and_no_colour() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = TestHome::new();
     home.write_config(&proxied_servers());
     let mut serve = RawServe::start(&home, &["--toolsets", "time"]);
@@ -240,6 +237,7 @@ fn secrets_in_server_urls_are_redacted_in_mcp_list_and_its_stderr() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn secrets_in_server_urls_are_redacted_in_errors_the_model_sees() {
     let (home, env) = home_with_secret_url();
     let out = run_with(&home, &env, &["call", "mcp__web__echo", "{}"]);
@@ -279,10 +277,9 @@ fn starts(marker: &Path) -> usize {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn commands_that_need_no_mcp_tool_start_no_server() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("starts");
     let home = TestHome::new();
@@ -298,10 +295,9 @@ fn commands_that_need_no_mcp_tool_start_no_server() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn schema_uses_a_cached_listing_and_calls_connect_on_demand() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("starts");
     let home = TestHome::new();
@@ -335,10 +331,9 @@ fn schema_uses_a_cached_listing_and_calls_connect_on_demand() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn structured_content_mirroring_the_text_is_passed_once_and_spills_as_lines() {
-    if skip_without_npm_bin("mcp-server-filesystem") {
-        return;
-    }
+    require_npm_bin("mcp-server-filesystem");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("big.txt");
     let body: String = (0..1500)
@@ -370,10 +365,9 @@ fn structured_content_mirroring_the_text_is_passed_once_and_spills_as_lines() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn a_spilled_mcp_result_is_readable_in_pages() {
-    if skip_without_npm_bin("mcp-server-filesystem") {
-        return;
-    }
+    require_npm_bin("mcp-server-filesystem");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("huge.txt");
     let body: String = (0..4000)
@@ -414,10 +408,9 @@ fn a_spilled_mcp_result_is_readable_in_pages() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn server_memory_results_come_back_once_across_calls() {
-    if skip_without_npm_bin("mcp-server-memory") {
-        return;
-    }
+    require_npm_bin("mcp-server-memory");
     let dir = tempfile::tempdir().unwrap();
     let home = TestHome::new();
     home.write_config(&format!(
@@ -468,10 +461,9 @@ fn read_file_text(answer: &Value) -> Value {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn inspector_cli_lists_and_calls_over_stdio() {
-    if skip_without_npm_bin("mcp-inspector") {
-        return;
-    }
+    require_npm_bin("mcp-inspector");
     let home = TestHome::new();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("hello.txt");
@@ -514,10 +506,9 @@ fn inspector_cli_lists_and_calls_over_stdio() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn inspector_cli_calls_over_streamable_http() {
-    if skip_without_npm_bin("mcp-inspector") {
-        return;
-    }
+    require_npm_bin("mcp-inspector");
     let home = TestHome::new();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("hello.txt");
@@ -569,10 +560,9 @@ fn listed_tool<'a>(listed: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn core_tools_are_served_with_titles_and_annotations() {
-    if skip_without_npm_bin("mcp-inspector") {
-        return;
-    }
+    require_npm_bin("mcp-inspector");
     let home = TestHome::new();
     let bin = toolhost_bin().display().to_string();
     let home_arg = home.path().display().to_string();
@@ -600,10 +590,10 @@ fn core_tools_are_served_with_titles_and_annotations() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn re_served_tools_keep_upstream_title_annotations_and_output_schema() {
-    if skip_without_npm_bin("mcp-inspector") || skip_without_npm_bin("mcp-server-filesystem") {
-        return;
-    }
+    require_npm_bin("mcp-inspector");
+    require_npm_bin("mcp-server-filesystem");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.txt");
     std::fs::write(&file, "kept\n").unwrap();
@@ -803,10 +793,9 @@ fn http_accepts_localhost_and_configured_origins_and_refuses_others() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn a_restarted_http_server_is_reinitialised_at_once() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let server = EverythingHttp::start();
     let port = server.port;
     let home = TestHome::new();

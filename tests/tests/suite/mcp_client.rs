@@ -2,14 +2,13 @@
 //! `@modelcontextprotocol/server-everything` (npm; stdio and streamable HTTP) and
 //! `mcp-server-time` (PyPI), plus tiny fixtures for servers that crash or never answer.
 //!
-//! Needs `.ci/setup-mcp.sh` (skips locally without it, fails under `TOOLHOST_CI=1`).
-
-mod mcp_common;
+//! Tests using the third-party software need `.ci/setup-mcp.sh` and are
+//! `#[ignore = "needs …"]`: run them with `--include-ignored`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_common::*;
+use super::mcp_common::*;
 use serde_json::{Value, json};
 use toolhost::mcp::{DiscoveryOptions, McpServerConfig, ServerState};
 use toolhost::{StartOptions, Toolhost};
@@ -64,10 +63,9 @@ fn home_with_time_and_everything() -> TestHome {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn discovery_registers_named_filtered_tools() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = TestHome::new();
     home.write_config(&format!(
         "{}{}",
@@ -127,10 +125,9 @@ fn discovery_registers_named_filtered_tools() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn stdio_calls_with_arguments_errors_and_redaction() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = home_with_time_and_everything();
     // Arguments: "3" is coerced to the schema's number before the call.
     let (value, ok) = call(
@@ -189,10 +186,9 @@ fn stdio_calls_with_arguments_errors_and_redaction() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn streamable_http_transport() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let server = EverythingHttp::start();
     let home = TestHome::new();
     home.write_config(&format!(
@@ -217,10 +213,9 @@ fn streamable_http_transport() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn stdio_servers_get_a_whitelisted_environment() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = TestHome::new();
     home.write_config(&everything_section(
         "everything",
@@ -247,10 +242,9 @@ fn stdio_servers_get_a_whitelisted_environment() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn a_server_that_never_answers_times_out_without_blocking_the_others() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = TestHome::new();
     home.write_config(&format!(
         "{}{}[mcp_servers.silent]\ncommand = {}\nconnect_timeout = 2\n[mcp_servers.crashing]\ncommand = {}\n",
@@ -315,10 +309,9 @@ fn unusable_sections_are_reported_not_fatal() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn servers_are_stopped_when_the_host_exits() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = home_with_time_and_everything();
     let list = list_json(&home);
     for name in ["time", "everything"] {
@@ -337,10 +330,9 @@ fn start(home: &TestHome, config: &str) -> Toolhost {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn a_dead_server_opens_the_breaker_then_reconnects() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = TestHome::new();
     let gate = home.path().join("gate");
     let host = start(
@@ -415,10 +407,9 @@ fn a_dead_server_opens_the_breaker_then_reconnects() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn core_and_plugin_names_win_and_tools_join_their_toolset() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let registry = Arc::new(Registry::new());
     // A built-in tool that happens to have an MCP tool's name.
     registry.register(
@@ -466,10 +457,9 @@ fn core_and_plugin_names_win_and_tools_join_their_toolset() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn a_restarted_http_server_is_reconnected() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let server = EverythingHttp::start();
     let port = server.port;
     let home = TestHome::new();

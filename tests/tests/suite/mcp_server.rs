@@ -1,19 +1,17 @@
 //! `toolhost mcp serve` over stdio, driven by the official Python MCP client (`mcp` on
 //! PyPI, through `tests/fixtures/mcp/python_client.py`) and by toolhost's own MCP client.
 //!
-//! Needs `.ci/setup-mcp.sh` (skips locally without it, fails under `TOOLHOST_CI=1`).
+//! Tests using the third-party software need `.ci/setup-mcp.sh` and are
+//! `#[ignore = "needs …"]`: run them with `--include-ignored`.
 
-mod mcp_common;
-
-use mcp_common::*;
+use super::mcp_common::*;
 use serde_json::{Value, json};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json, toolhost_bin};
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn python_client_over_stdio() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = TestHome::new();
     home.write_config(&proxied_servers());
     let report = python_client(&json!({
@@ -81,10 +79,9 @@ fn python_client_over_stdio() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn toolhost_client_against_toolhost_server_over_stdio() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let inner = TestHome::new();
     inner.write_config(&proxied_servers());
     let outer = TestHome::new();
@@ -153,10 +150,9 @@ fn http_serving_is_loopback_only() {
 }
 
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn file_tools_over_mcp() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     let home = TestHome::new();
     let dir = tempfile::tempdir().unwrap();
     let note = dir.path().join("note.txt");
@@ -192,10 +188,9 @@ fn file_tools_over_mcp() {
 /// A flagged command over MCP: denied without a human, asked through elicitation when
 /// the client supports it. The command is harmless if it runs (a chmod of a temp file).
 #[test]
+#[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn dangerous_command_is_denied_or_asked_over_mcp() {
-    if skip_without_mcp_software() {
-        return;
-    }
+    require_mcp_software();
     use std::os::unix::fs::PermissionsExt;
     let home = TestHome::new();
     let dir = tempfile::tempdir().unwrap();

@@ -2,15 +2,13 @@
 //! (installed by `.ci/setup-mcp.sh` under `$TOOLHOST_MCP_PREFIX`, default
 //! `/opt/toolhost-mcp`), fixtures, free ports, and a streamable-HTTP reference server.
 
-#![allow(dead_code)]
-
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use toolhost_tests::skip_unless;
+use toolhost_tests::require_service;
 
 /// Where `.ci/setup-mcp.sh` installs the MCP servers and the Python SDK.
 pub fn prefix() -> PathBuf {
@@ -31,9 +29,9 @@ pub fn npm_bin(name: &str) -> PathBuf {
     prefix().join("node_modules/.bin").join(name)
 }
 
-/// True (after printing why) when an npm launcher is missing and this is not CI.
-pub fn skip_without_npm_bin(name: &str) -> bool {
-    skip_unless(
+/// Fail the test, naming what is missing, unless npm launcher `name` is installed.
+pub fn require_npm_bin(name: &str) {
+    require_service(
         npm_bin(name).exists(),
         &format!("{name} under {} (run .ci/setup-mcp.sh)", prefix().display()),
     )
@@ -49,10 +47,10 @@ pub fn python() -> PathBuf {
     prefix().join("venv/bin/python")
 }
 
-/// True (after printing why) when the MCP software is missing and this is not CI.
-pub fn skip_without_mcp_software() -> bool {
+/// Fail the test, naming what is missing, unless the MCP software is installed.
+pub fn require_mcp_software() {
     let present = everything().exists() && time_server().exists() && python().exists();
-    skip_unless(
+    require_service(
         present,
         &format!(
             "the MCP test software under {} (run .ci/setup-mcp.sh)",

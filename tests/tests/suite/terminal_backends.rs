@@ -1,13 +1,13 @@
 //! The terminal/process tools and environment file I/O against live backends: bubblewrap
 //! (sandbox), podman's Docker-compatible service (docker) and a local sshd (ssh), as set
-//! up by `.ci/setup-terminal.sh`. Under `TOOLHOST_CI=1` a missing service fails the test;
-//! otherwise the test is skipped with a note.
+//! up by `.ci/setup-terminal.sh`. Those tests are `#[ignore = "needs …"]` and fail, naming
+//! what is missing, when run (`--include-ignored`) without their service.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolhost_tests::{ci_services, skip_unless};
+use toolhost_tests::{ci_services, require, require_service};
 use tools_core::approval::{
     ApprovalEngine, ApprovalGate, ApprovalSettings, CommandCheck, GateDecision, Surfaces,
 };
@@ -352,6 +352,9 @@ fn file_tools(rig: &Rig, root: &str) {
     );
 }
 
+const DOCKER: &str =
+    "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST, .ci/setup-terminal.sh)";
+
 fn docker_settings() -> Option<TerminalSettings> {
     let (host, image) = ci_services::docker()?;
     let mut t = TerminalSettings {
@@ -368,15 +371,10 @@ fn docker_settings() -> Option<TerminalSettings> {
 }
 
 #[test]
+#[ignore = "needs podman (.ci/setup-terminal.sh)"]
 fn docker_backend() {
-    let settings = docker_settings();
-    if skip_unless(
-        settings.is_some(),
-        "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)",
-    ) {
-        return;
-    }
-    let rig = Rig::new(settings.unwrap());
+    let settings = require(docker_settings(), DOCKER);
+    let rig = Rig::new(settings);
     common_behaviour(&rig, BackendKind::Docker, 71);
     assert!(rig.gate.seen.lock().unwrap().iter().all(|c| !c.host_access));
     // Hardened: no capabilities beyond the few kept, no new privileges.
@@ -390,15 +388,9 @@ fn docker_backend() {
 }
 
 #[test]
+#[ignore = "needs podman (.ci/setup-terminal.sh)"]
 fn docker_container_is_removed_on_cleanup() {
-    let settings = docker_settings();
-    if skip_unless(
-        settings.is_some(),
-        "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST)",
-    ) {
-        return;
-    }
-    let settings = settings.unwrap();
+    let settings = require(docker_settings(), DOCKER);
     let host = settings.docker.host.clone();
     let rig = Rig::new(settings);
     let env = rig.services.environments.get_or_create("gone").unwrap();
@@ -441,12 +433,13 @@ fn ssh_settings() -> Option<TerminalSettings> {
 }
 
 #[test]
+#[ignore = "needs the test sshd (.ci/setup-terminal.sh)"]
 fn ssh_backend() {
-    let settings = ssh_settings();
-    if skip_unless(settings.is_some(), "the test sshd (TOOLHOST_TEST_SSH_*)") {
-        return;
-    }
-    let rig = Rig::new(settings.unwrap());
+    let settings = require(
+        ssh_settings(),
+        "the test sshd (TOOLHOST_TEST_SSH_*, .ci/setup-terminal.sh)",
+    );
+    let rig = Rig::new(settings);
     common_behaviour(&rig, BackendKind::Ssh, 72);
     assert!(rig.gate.seen.lock().unwrap().iter().all(|c| c.host_access));
     file_io(&rig);
@@ -472,11 +465,10 @@ fn ssh_backend() {
 }
 
 #[test]
+#[ignore = "needs bubblewrap (.ci/setup-terminal.sh)"]
 fn sandbox_backend() {
     let available = tools_core::environments::sandbox::availability(&Default::default());
-    if skip_unless(available.is_ok(), &format!("bubblewrap ({available:?})")) {
-        return;
-    }
+    require_service(available.is_ok(), &format!("bubblewrap ({available:?})"));
     let workdir = tempfile::tempdir().unwrap();
     let mut settings = TerminalSettings {
         backend: BackendKind::Sandbox,

@@ -1,0 +1,22 @@
+//! The integration-test modules, one per topic, plus `mcp_common` (helpers shared by the
+//! MCP tests). Tests needing an outside service are `#[ignore = "needs …"]` and fail
+//! loudly when run without it (`toolhost_tests::require_service`).
+
+mod approvals_cli;
+mod cli_contract;
+mod install;
+mod loop_run;
+mod mcp_client;
+mod mcp_common;
+mod mcp_hardening;
+mod mcp_server;
+mod mcp_server_http;
+mod plugin_collision;
+mod plugin_failures;
+mod plugin_hooks;
+mod plugin_runtime;
+mod plugin_scaffold;
+mod plugin_sources;
+mod sec_state_integrity;
+mod skills_cli;
+mod terminal_backends;
