@@ -76,6 +76,8 @@ mod prompt {
     }
 }
 #[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
 mod fail_closed_tests;

@@ -99,6 +99,15 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
         }
         match wrappers::unwrap(az, &name, args) {
             Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
+            Unwrap::Inner(i) if name == "xargs" => {
+                // `xargs cmd <<< "words"`: the words are appended to the command.
+                if let Source::Literal(text) = stdin {
+                    let mut full: Vec<Arg<'_>> = args[i..].to_vec();
+                    full.extend(text.split_whitespace().map(|w| Arg::literal(w.to_string())));
+                    return run(az, &full, &Source::Plain);
+                }
+                args = &args[i..];
+            }
             Unwrap::Inner(i) => args = &args[i..],
             Unwrap::Done => return Source::Plain,
         }
