@@ -148,10 +148,23 @@ fn compound_command(
         C::BraceGroup(group) => compound_list_placed(az, &group.list, stdin, place),
         C::Subshell(sub) => compound_list_placed(az, &sub.list, stdin, place),
         C::ForClause(f) => {
+            let mut values = Vec::new();
             for w in f.values.iter().flatten() {
-                words(az, w);
+                values.extend(words(az, w));
             }
-            compound_list(az, &f.body.list, stdin)
+            // The body runs with the loop variable set to each literal value (the first
+            // 16); an unknown value leaves it unknown.
+            let literal = values.iter().all(|v| !v.dynamic) && !values.is_empty();
+            if !literal {
+                az.forget_var(&f.variable_name);
+                return compound_list(az, &f.body.list, stdin);
+            }
+            let mut out = Source::Plain;
+            for v in values.iter().take(16) {
+                az.set_var(&f.variable_name, v.as_str());
+                out = compound_list(az, &f.body.list, stdin);
+            }
+            out
         }
         C::ArithmeticForClause(f) => {
             for e in [&f.initializer, &f.condition, &f.updater]

@@ -8,6 +8,7 @@
 
 pub(crate) mod code;
 pub(crate) mod data;
+pub(crate) mod disks;
 pub(crate) mod exec;
 pub(crate) mod fetch;
 pub(crate) mod files;
@@ -226,6 +227,11 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "git" => git::git(az, args),
         // --- processes, services, system -----------------------------------------------
         "kill" => system::kill(az, args),
+        "killall5" => system::killall5(az, args),
+        "dbus-send" | "busctl" | "gdbus" | "qdbus" | "kexec" => system::power_bus(az, name, args),
+        "cryptsetup" | "badblocks" | "hdparm" | "nvme" | "sg_format" => {
+            disks::destroyer(az, name, args)
+        }
         "pkill" | "killall" | "skill" => system::pkill(az, name, args),
         "systemctl" => system::systemctl(az, args),
         "service" | "rc-service" | "invoke-rc.d" => system::service(az, args),
