@@ -8,6 +8,7 @@ use super::fastpath;
 use super::model::{Arg, Cmd, Input, Placement, Source};
 use std::borrow::Cow;
 
+use super::expand;
 use super::normalize::{is_ambiguous, normalize};
 use super::rules::{self, Rule};
 use super::shell;
@@ -186,7 +187,7 @@ impl Analyzer {
             self.set_var(name, first.as_str());
         }
         let joined: Vec<&str> = items.iter().map(|a| a.as_str()).collect();
-        self.set_var(&all, &joined.join(&shell::LIST_SEP.to_string()));
+        self.set_var(&all, &joined.join(&expand::LIST_SEP.to_string()));
     }
 
     /// Set the positional parameters (`set -- a b`, a call of `sh -c '...' a0 a1`, a
@@ -209,7 +210,7 @@ impl Analyzer {
             items
         };
         let joined: Vec<&str> = rest.iter().map(|a| a.as_str()).collect();
-        self.set_var("@", &joined.join(&shell::LIST_SEP.to_string()));
+        self.set_var("@", &joined.join(&expand::LIST_SEP.to_string()));
     }
 
     /// Run `f` with positional parameters set, restoring the previous ones after.

@@ -49,10 +49,12 @@
 //! reported `parse.too_deep`. A parser panic is caught and treated as unparseable.
 
 mod analyze;
+mod ansi_c;
 mod checks;
 pub mod cli;
 mod detect;
 mod engine;
+mod expand;
 mod fastpath;
 mod gate;
 pub mod glob;
@@ -75,6 +77,8 @@ mod prompt {
         None
     }
 }
+#[cfg(test)]
+mod corpus_tests;
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]

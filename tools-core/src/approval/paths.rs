@@ -214,7 +214,11 @@ pub(crate) fn classify(path: &str, dynamic: bool) -> PathClass {
             PathClass::Other
         };
     }
-    if parts == ["proc", "sysrq-trigger"] {
+    if parts.len() == 2
+        && parts[0] == "proc"
+        && (parts[1] == "sysrq-trigger"
+            || (has_glob(parts[1]) && super::glob::matches(parts[1], "sysrq-trigger")))
+    {
         return PathClass::Sysrq;
     }
     // Home directories of any user.

@@ -12,6 +12,7 @@ use regex::Regex;
 use super::super::analyze::Analyzer;
 use super::super::model::{Arg, Source};
 use super::super::options::{self, Item, OptSpec};
+use super::super::paths::{PathClass, classify};
 use super::super::rules;
 use super::super::verdict::Finding;
 use super::exec::stdin_code;
@@ -289,6 +290,51 @@ static SHELL_STRINGS: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static LIST_ITEM: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'"#).ok());
 
+static KILL_EVERY: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r#"\bkill\s*\(?\s*-1\b|\bkill\s*\(?\s*['"]?\w+['"]?\s*,\s*-1\b"#).ok()
+});
+
+static FORK_LOOP: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*(?:do|\{)?\s*(?:os\.|process\.|Process\.)?fork\b|\bfork\s*(?:\(\))?\s*(?:while|until)\s|loop\s*(?:do|\{)\s*(?:Process\.)?fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork",
+    )
+    .ok()
+});
+
+static TREE_DELETE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?:rmtree|rm_rf|rm_r|rmSync|rmdirSync|remove_tree|remove_dir_all|rimraf)\s*\(\s*(?:[rbuf]?["']([^"']*)["']|(os\.path\.expanduser\s*\(\s*["']~/?["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*["']HOME["']\s*\]|os\.getenv\(\s*["']HOME["']\s*\)|os\.homedir\(\)|Dir\.home|ENV\[["']HOME["']\]))"#,
+    )
+    .ok()
+});
+
+/// Interpreter code that is hardline-shaped: killing every process, fork loops, recursive
+/// deletes of the root, a system directory or the home.
+fn hardline_code(az: &mut Analyzer, text: &str) {
+    if KILL_EVERY.as_ref().is_some_and(|re| re.is_match(text)) {
+        az.flag_rule(&rules::KILL_ALL);
+    }
+    if FORK_LOOP.as_ref().is_some_and(|re| re.is_match(text)) {
+        az.flag_rule(&rules::FORK_BOMB);
+    }
+    let Some(re) = TREE_DELETE.as_ref() else {
+        return;
+    };
+    for caps in re.captures_iter(text) {
+        let class = match (caps.get(1), caps.get(2)) {
+            (Some(path), _) => classify(path.as_str(), false),
+            (None, Some(_)) => PathClass::Home,
+            _ => continue,
+        };
+        match class {
+            PathClass::Root => az.flag_rule(&rules::RM_ROOT),
+            PathClass::SystemDir => az.flag_rule(&rules::RM_SYSTEM_DIR),
+            PathClass::Home => az.flag_rule(&rules::RM_HOME),
+            _ => {}
+        }
+    }
+}
+
 static BACKTICKS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"`([^`]*)`").ok());
 
 /// Judge interpreter code; analyse the shell commands it passes to `system()` & co.
@@ -307,6 +353,7 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
     if backticks && text.contains('`') {
         risky = true;
     }
+    hardline_code(az, text);
     if risky {
         az.flag(Finding::with(
             &rules::INLINE_CODE,

@@ -146,7 +146,22 @@ pub(crate) fn redis(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
         Source::Literal(text) => text.split_whitespace().any(is_flush),
         _ => false,
     };
-    if in_stdin || args[1..].iter().any(|a| is_flush(a.as_str())) {
+    // The command is the first word after the connection options (`GET flushall` reads
+    // a key named flushall).
+    let mut words = args[1..].iter().map(|a| a.as_str());
+    let mut command = None;
+    while let Some(w) = words.next() {
+        if matches!(
+            w,
+            "-h" | "-p" | "-a" | "-n" | "-u" | "-s" | "--user" | "--pass" | "-r" | "-i"
+        ) {
+            words.next();
+        } else if !w.starts_with('-') {
+            command = Some(w);
+            break;
+        }
+    }
+    if in_stdin || command.is_some_and(is_flush) {
         az.flag_rule(&rules::REDIS_FLUSH);
     }
 }

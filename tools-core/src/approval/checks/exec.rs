@@ -4,10 +4,10 @@
 //! judged in [`super::code`].
 
 use super::super::analyze::Analyzer;
+use super::super::ansi_c::decode_ansi_c;
 use super::super::model::{Arg, Source};
 use super::super::options::{self, Item, OptSpec};
 use super::super::rules;
-use super::super::shell::decode_ansi_c;
 use super::super::wrappers::join;
 use super::code::{Lang, code};
 

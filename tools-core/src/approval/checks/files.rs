@@ -150,6 +150,11 @@ pub(crate) fn wipe(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     };
     let rest = &args[1..];
     let items = options::parse(rest, &spec);
+    // `wipefs DEV` only lists signatures; `-a` or `-o OFFSET` erases.
+    if name == "wipefs" && !options::has(&items, 'a', "all") && !options::has(&items, 'o', "offset")
+    {
+        return;
+    }
     for i in options::operands(&items) {
         let target = &rest[i];
         if paths::is_raw_device(target.as_str(), target.dynamic) {
@@ -599,10 +604,28 @@ pub(crate) fn upload(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
 /// Partitioning tools acting on a device (not just listing).
 pub(crate) fn partition(az: &mut Analyzer, args: &[Arg<'_>]) {
     let rest = &args[1..];
-    if rest
-        .iter()
-        .any(|a| matches!(a.as_str(), "-l" | "--list" | "print" | "-p" | "--print"))
-    {
+    let read_only = |w: &str| {
+        matches!(
+            w,
+            "-l" | "--list"
+                | "print"
+                | "-p"
+                | "--print"
+                | "-d"
+                | "--dump"
+                | "-J"
+                | "--json"
+                | "-V"
+                | "--verify"
+                | "-v"
+                | "--version"
+                | "-h"
+                | "--help"
+                | "-b"
+                | "--backup"
+        ) || w.starts_with("--backup=")
+    };
+    if rest.iter().any(|a| read_only(a.as_str())) {
         return;
     }
     if rest
@@ -627,7 +650,7 @@ pub(crate) fn is_mkfs(name: &str) -> bool {
 /// Formatting a device is hardline; formatting an image file is dangerous.
 pub(crate) fn mkfs(az: &mut Analyzer, args: &[Arg<'_>]) {
     let spec = OptSpec {
-        short_with_value: "tLbOENmgGIiJorUCdMFnTl",
+        short_with_value: "tLbOENmgGIiJorUCdMnTl",
         long_with_value: &["type", "label"],
         stop_at_operand: false,
     };

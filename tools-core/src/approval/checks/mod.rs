@@ -8,6 +8,7 @@
 
 pub(crate) mod code;
 pub(crate) mod data;
+pub(crate) mod disks;
 pub(crate) mod exec;
 pub(crate) mod fetch;
 pub(crate) mod files;
@@ -99,6 +100,15 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
         }
         match wrappers::unwrap(az, &name, args) {
             Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
+            Unwrap::Inner(i) if name == "xargs" => {
+                // `xargs cmd <<< "words"`: the words are appended to the command.
+                if let Source::Literal(text) = stdin {
+                    let mut full: Vec<Arg<'_>> = args[i..].to_vec();
+                    full.extend(text.split_whitespace().map(|w| Arg::literal(w.to_string())));
+                    return run(az, &full, &Source::Plain);
+                }
+                args = &args[i..];
+            }
             Unwrap::Inner(i) => args = &args[i..],
             Unwrap::Done => return Source::Plain,
         }
@@ -217,6 +227,11 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "git" => git::git(az, args),
         // --- processes, services, system -----------------------------------------------
         "kill" => system::kill(az, args),
+        "killall5" => system::killall5(az, args),
+        "dbus-send" | "busctl" | "gdbus" | "qdbus" | "kexec" => system::power_bus(az, name, args),
+        "cryptsetup" | "badblocks" | "hdparm" | "nvme" | "sg_format" => {
+            disks::destroyer(az, name, args)
+        }
         "pkill" | "killall" | "skill" => system::pkill(az, name, args),
         "systemctl" => system::systemctl(az, args),
         "service" | "rc-service" | "invoke-rc.d" => system::service(az, args),

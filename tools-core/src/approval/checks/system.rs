@@ -32,6 +32,54 @@ pub(crate) fn kill(az: &mut Analyzer, args: &[Arg<'_>]) {
     }
 }
 
+/// `killall5` signals every process outside the caller's session.
+pub(crate) fn killall5(az: &mut Analyzer, args: &[Arg<'_>]) {
+    if !args[1..]
+        .iter()
+        .any(|a| matches!(a.as_str(), "--help" | "-h"))
+    {
+        az.flag_rule(&rules::KILL_ALL);
+    }
+}
+
+/// Power state through logind's D-Bus API (`dbus-send`, `busctl`, `gdbus`) and `kexec`.
+pub(crate) fn power_bus(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
+    const METHODS: &[&str] = &[
+        "reboot",
+        "poweroff",
+        "halt",
+        "kexec",
+        "rebootwithflags",
+        "poweroffwithflags",
+        "haltwithflags",
+        "suspend",
+        "hibernate",
+    ];
+    if name == "kexec" {
+        let runs = args[1..]
+            .iter()
+            .any(|a| matches!(a.as_str(), "-e" | "--exec" | "-f" | "--force"));
+        if runs {
+            az.flag_rule(&rules::SHUTDOWN);
+        }
+        return;
+    }
+    let text: Vec<String> = args[1..]
+        .iter()
+        .map(|a| a.as_str().to_ascii_lowercase())
+        .collect();
+    let login1 = text
+        .iter()
+        .any(|w| w.contains("login1") || w.contains("systemd1"));
+    let method = text.iter().any(|w| {
+        let last = w.rsplit('.').next().unwrap_or(w);
+        METHODS.contains(&last)
+    });
+    if login1 && method {
+        az.flag_rule(&rules::SHUTDOWN);
+    }
+}
+
 fn is_kill_signal(sig: &str) -> bool {
     let sig = sig.trim_start_matches('-').to_ascii_uppercase();
     matches!(sig.as_str(), "9" | "KILL" | "SIGKILL")
