@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
+use tools_core::code_exec::CodeExecutionSettings;
 use tools_core::environments::TerminalSettings;
 use tools_core::settings::{ClarifySettings, CoreSettings, MemorySettings, ToolOutputSettings};
 use tools_core::skills::SkillsSettings;
@@ -42,6 +43,8 @@ pub struct Config {
     pub terminal: TerminalSettings,
     /// `[skills]` — skill sources and disabled skills.
     pub skills: SkillsSettings,
+    /// `[code_execution]` — `execute_code` limits and the tools scripts may call.
+    pub code_execution: CodeExecutionSettings,
 }
 
 impl Config {
@@ -54,6 +57,7 @@ impl Config {
             clarify: self.clarify.clone(),
             terminal: self.terminal.clone(),
             skills: self.skills.clone(),
+            code_execution: self.code_execution.clone(),
         }
     }
 }

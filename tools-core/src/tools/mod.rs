@@ -6,6 +6,8 @@
 
 mod args;
 pub mod clarify;
+#[cfg(unix)]
+pub mod execute_code;
 mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
@@ -46,6 +48,8 @@ pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
     ("skills_list", skills::build_list),
     ("skill_view", skills::build_view),
     ("skill_manage", skills::build_manage),
+    #[cfg(unix)]
+    ("execute_code", execute_code::build),
 ];
 
 /// A core tool that could not be registered.
@@ -131,7 +135,8 @@ mod tests {
                 "clarify",
                 "skills_list",
                 "skill_view",
-                "skill_manage"
+                "skill_manage",
+                "execute_code"
             ]
         );
         for name in names {
