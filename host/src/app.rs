@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tools_core::approval::{ApprovalEngine, Surfaces};
+use tools_core::code_exec::ToolCaller;
 use tools_core::home::HomeError;
 use tools_core::tools::{CoreToolFailure, register_core_tools};
 use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContext};
@@ -76,6 +77,23 @@ impl AgentLoopHandler for AgentLoopState {
         ctx: &ToolContext,
     ) -> Option<serde_json::Value> {
         AgentLoopState::handle(self, name, args, ctx)
+    }
+}
+
+/// `execute_code` scripts call tools through the whole pipeline (validation, hooks,
+/// approval), exactly like direct calls.
+struct PipelineCaller(Dispatcher);
+
+impl ToolCaller for PipelineCaller {
+    fn call(&self, name: &str, args: &serde_json::Value, ctx: &ToolContext) -> String {
+        self.0.handle_function_call(name, &args.to_string(), ctx)
+    }
+
+    fn available(&self, name: &str) -> bool {
+        self.0
+            .registry()
+            .get(name)
+            .is_some_and(|entry| entry.check.as_ref().is_none_or(|c| c.evaluate().available))
     }
 }
 
@@ -179,6 +197,9 @@ impl Toolhost {
         .with_agent_loop(agent_loop)
         .with_default_limit(config.config.dispatch.max_result_chars)
         .with_unknown_tool_note(mcp.unknown_tool_note());
+        services
+            .tool_caller
+            .set(Arc::new(PipelineCaller(dispatcher.clone())));
         Ok(Toolhost {
             home,
             config,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
+use tools_core::code_exec::CodeExecutionSettings;
 use tools_core::environments::TerminalSettings;
 use tools_core::settings::{
     ClarifySettings, CoreSettings, FileToolSettings, MemorySettings, ToolOutputSettings,
@@ -53,6 +54,8 @@ pub struct Config {
     pub agent: AgentSettings,
     /// `[delegation]`: `delegate_task` limits.
     pub delegation: DelegationSettings,
+    /// `[code_execution]` — `execute_code` limits and the tools scripts may call.
+    pub code_execution: CodeExecutionSettings,
 }
 
 impl Config {
@@ -66,6 +69,7 @@ impl Config {
             terminal: self.terminal.clone(),
             files: self.files.clone(),
             skills: self.skills.clone(),
+            code_execution: self.code_execution.clone(),
         }
     }
 }

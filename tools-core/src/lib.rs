@@ -11,6 +11,8 @@ pub mod approval;
 pub mod atomic_file;
 pub mod availability;
 pub mod bridge;
+#[cfg(unix)]
+pub mod code_exec;
 pub mod config_edit;
 pub mod context;
 pub mod entry;

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 
 use crate::approval::{AllowAllGate, ApprovalGate};
+#[cfg(unix)]
+use crate::code_exec::ToolCallerSlot;
 use crate::environments::EnvironmentManager;
 use crate::environments::files_provider::EnvironmentFiles;
 use crate::files::FileSystemProvider;
@@ -36,6 +38,9 @@ pub struct CoreServices {
     pub environments: Arc<EnvironmentManager>,
     /// Every skill source (`settings.skills`), shared by the skill tools.
     pub skills: Arc<SkillCatalog>,
+    /// The host's pipeline, for `execute_code` scripts (installed by the host).
+    #[cfg(unix)]
+    pub tool_caller: ToolCallerSlot,
 }
 
 impl std::fmt::Debug for CoreServices {
@@ -74,6 +79,8 @@ impl CoreServices {
             prompter: Arc::new(TerminalPrompter::stdio()),
             environments,
             skills,
+            #[cfg(unix)]
+            tool_caller: ToolCallerSlot::default(),
         }
     }
 
@@ -92,6 +99,8 @@ impl CoreServices {
     /// ssh connections, sandboxes). The host calls this once on exit, including after
     /// Ctrl-C; it is idempotent and bounded (~15 s).
     pub fn shutdown(&self) {
+        #[cfg(unix)]
+        self.tool_caller.clear();
         self.environments.shutdown();
     }
 }

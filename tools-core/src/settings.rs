@@ -4,6 +4,8 @@
 use serde::Deserialize;
 
 use crate::approval::ApprovalSettings;
+#[cfg(unix)]
+use crate::code_exec::CodeExecutionSettings;
 use crate::environments::TerminalSettings;
 use crate::skills::SkillsSettings;
 
@@ -147,4 +149,7 @@ pub struct CoreSettings {
     pub files: FileToolSettings,
     /// `[skills]` (skill sources, disabled skills).
     pub skills: SkillsSettings,
+    /// `[code_execution]` (`execute_code` limits and allowed tools).
+    #[cfg(unix)]
+    pub code_execution: CodeExecutionSettings,
 }

@@ -4,6 +4,7 @@
 
 mod approvals_cli;
 mod cli_contract;
+mod execute_code_cli;
 mod install;
 mod loop_run;
 mod mcp_client;

@@ -7,6 +7,8 @@
 mod args;
 pub mod clarify;
 pub mod delegate_task;
+#[cfg(unix)]
+pub mod execute_code;
 mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
@@ -55,6 +57,8 @@ pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
     ("skill_manage", skills::build_manage),
     ("session_search", session_search::build),
     ("delegate_task", delegate_task::build),
+    #[cfg(unix)]
+    ("execute_code", execute_code::build),
 ];
 
 /// A core tool that could not be registered.
@@ -142,7 +146,8 @@ mod tests {
                 "skill_view",
                 "skill_manage",
                 "session_search",
-                "delegate_task"
+                "delegate_task",
+                "execute_code"
             ]
         );
         for name in names {

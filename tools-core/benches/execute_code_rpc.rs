@@ -1,0 +1,135 @@
+//! Per-call cost of `execute_code`'s tool channel.
+//!
+//! - `rpc_roundtrip`: one request line → the socket server → a no-op tool → one result
+//!   line, from a Rust client on the same Unix socket the script uses (the server side
+//!   of the overhead: socket, JSON, token and allowlist checks, thread hand-off).
+//! - `script_50_calls` vs `script_0_calls`: a real python3 script making 50 `read_file`
+//!   calls and the same script making none; (difference) / 50 is the per-call cost as
+//!   a script sees it, Python's side included. The goal is ≤ 100 µs per call
+//!   (BENCHMARKS.md).
+//!
+//! Run: `cargo bench -p tools-core --bench execute_code_rpc`
+
+// Setup that fails must stop the benchmark loudly, as in tests.
+#![allow(clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use tools_core::code_exec::rpc::{RpcConfig, RpcServer};
+use tools_core::code_exec::run::{Script, execute};
+use tools_core::code_exec::{CodeExecutionSettings, ToolCaller};
+use tools_core::{Home, Registry, ToolContext};
+
+struct RegistryCaller(Registry);
+
+impl ToolCaller for RegistryCaller {
+    fn call(&self, name: &str, args: &Value, ctx: &ToolContext) -> String {
+        self.0.dispatch_blocking(name, args.clone(), ctx).text
+    }
+    fn available(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+}
+
+fn caller() -> Arc<dyn ToolCaller> {
+    let registry = Registry::new();
+    let services = Arc::new(tools_core::CoreServices::for_tests(Home::at(
+        "/nonexistent",
+    )));
+    tools_core::tools::register_core_tools(&registry, &services);
+    registry.register(
+        tools_core::ToolEntry::builder("noop", "bench")
+            .sync_handler(|_, _| Ok(json!({"ok": true})))
+            .build()
+            .expect("noop tool"),
+    );
+    Arc::new(RegistryCaller(registry))
+}
+
+fn rpc_roundtrip(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rpc.sock");
+    let listener = UnixListener::bind(&path).expect("bind");
+    let server = RpcServer::start(
+        listener,
+        path.clone(),
+        RpcConfig {
+            token: "t".into(),
+            allowed: BTreeSet::from(["noop".to_string()]),
+            max_calls: usize::MAX,
+            caller: caller(),
+            ctx: ToolContext::for_task("bench"),
+        },
+    );
+    let stream = UnixStream::connect(&path).expect("connect");
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = BufReader::new(stream);
+    let request = b"{\"tool\":\"noop\",\"args\":{},\"token\":\"t\"}\n";
+    let mut line = String::new();
+    c.bench_function("execute_code/rpc_roundtrip", |b| {
+        b.iter(|| {
+            writer.write_all(request).expect("send");
+            line.clear();
+            reader.read_line(&mut line).expect("receive");
+        })
+    });
+    drop(writer);
+    drop(reader);
+    server.stop();
+}
+
+fn python_available() -> bool {
+    std::process::Command::new("python3")
+        .arg("-c")
+        .arg("")
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn scripts(c: &mut Criterion) {
+    if !python_available() {
+        eprintln!("skipped script benches: python3 not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("data.txt");
+    std::fs::write(&file, "one\ntwo\nthree\n").expect("write");
+    let caller = caller();
+    let settings = CodeExecutionSettings::default();
+    let mut group = c.benchmark_group("execute_code");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    for calls in [0usize, 50] {
+        let code = format!(
+            "from toolhost_tools import read_file\nfor _ in range({calls}):\n    read_file({:?})\nprint('done')\n",
+            file.display().to_string()
+        );
+        let script = Script {
+            code: &code,
+            cwd: dir.path().to_path_buf(),
+            tools: BTreeSet::from(["read_file".to_string()]),
+        };
+        group.bench_function(format!("script_{calls}_calls"), |b| {
+            b.iter(|| {
+                let r = execute(
+                    &script,
+                    &settings,
+                    Arc::clone(&caller),
+                    &ToolContext::for_task("b"),
+                );
+                assert_eq!(r["tool_calls_made"], calls, "{r}");
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, rpc_roundtrip, scripts);
+criterion_main!(benches);

@@ -1,0 +1,73 @@
+//! `execute_code`: the model writes a Python script whose tool calls are functions of a
+//! generated module (`from toolhost_tools import read_file, terminal`); each call
+//! travels back to the host over a Unix socket and runs through the host's whole
+//! dispatch pipeline (validation, hooks, approval) exactly like a direct call. Only
+//! the script's stdout returns to the model (docs/hermes/code-execution.md).
+//!
+//! - [`stubs`] — the generated `toolhost_tools` module;
+//! - [`rpc`] — the socket server that answers the script's calls;
+//! - [`run`] — the child process, its limits, and the result;
+//! - [`settings`] — the `[code_execution]` section.
+//!
+//! tools-core cannot see the host's pipeline, so the host installs a [`ToolCaller`]
+//! in [`ToolCallerSlot`] when it starts (`host/src/app.rs`); without one the tool
+//! answers with an error instead of bypassing the pipeline.
+
+pub mod rpc;
+pub mod run;
+pub mod settings;
+pub mod stubs;
+
+use std::sync::{Arc, RwLock};
+
+use crate::context::ToolContext;
+
+pub use settings::CodeExecutionSettings;
+
+/// Runs one tool call through the host's pipeline, for scripts.
+pub trait ToolCaller: Send + Sync {
+    /// Run `name` with `args` (a JSON object) and return the result text (JSON).
+    fn call(&self, name: &str, args: &serde_json::Value, ctx: &ToolContext) -> String;
+    /// Whether `name` is registered and available now.
+    fn available(&self, name: &str) -> bool;
+}
+
+/// Where the host puts its [`ToolCaller`]; cleared on shutdown (the caller holds the
+/// registry, which holds the tool that holds this slot).
+#[derive(Default)]
+pub struct ToolCallerSlot(RwLock<Option<Arc<dyn ToolCaller>>>);
+
+impl std::fmt::Debug for ToolCallerSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolCallerSlot")
+    }
+}
+
+impl ToolCallerSlot {
+    /// Install the caller.
+    pub fn set(&self, caller: Arc<dyn ToolCaller>) {
+        match self.0.write() {
+            Ok(mut slot) => *slot = Some(caller),
+            Err(poisoned) => *poisoned.into_inner() = Some(caller),
+        }
+    }
+
+    /// The installed caller, if any.
+    pub fn get(&self) -> Option<Arc<dyn ToolCaller>> {
+        match self.0.read() {
+            Ok(slot) => slot.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Remove the caller.
+    pub fn clear(&self) {
+        match self.0.write() {
+            Ok(mut slot) => *slot = None,
+            Err(poisoned) => *poisoned.into_inner() = None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

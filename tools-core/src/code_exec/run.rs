@@ -1,0 +1,367 @@
+//! Running one script: a private temporary directory with the script, the generated
+//! `toolhost_tools` module and the socket; the interpreter in its own process group
+//! with a scrubbed environment (no variable whose name looks like a secret); the time
+//! limit and cancellation (the whole group is killed); stdout and stderr kept head +
+//! tail within their caps; the result in Hermes' shape (docs/hermes/code-execution.md).
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::os::unix::net::UnixListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::ToolCaller;
+use super::rpc::{RpcConfig, RpcServer};
+use super::settings::CodeExecutionSettings;
+use super::stubs;
+use crate::context::ToolContext;
+
+/// Environment variables passed to the script (prefixes), unless they look secret.
+const SAFE_ENV_PREFIXES: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "SHELL",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+];
+const SECRET_MARKERS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+];
+
+/// One script to run.
+pub struct Script<'a> {
+    /// The Python source.
+    pub code: &'a str,
+    /// Working directory (the task's).
+    pub cwd: PathBuf,
+    /// Tools the script may call.
+    pub tools: BTreeSet<String>,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    Exited(i32),
+    TimedOut,
+    Cancelled,
+}
+
+/// Kept bytes of one stream: head and tail within a cap, and the total.
+#[derive(Default)]
+struct Captured {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: usize,
+}
+
+fn capture(mut stream: impl Read, cap: usize) -> Captured {
+    let head_cap = cap * 2 / 5;
+    let tail_cap = cap - head_cap;
+    let mut out = Captured::default();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        out.total += n;
+        for &b in &buf[..n] {
+            if out.head.len() < head_cap {
+                out.head.push(b);
+            } else {
+                if out.tail.len() == tail_cap {
+                    out.tail.pop_front();
+                }
+                if tail_cap > 0 {
+                    out.tail.push_back(b);
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Captured {
+    fn kept(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// The text (lossy UTF-8, ANSI stripped, secrets redacted), with a marker where
+    /// bytes were dropped.
+    fn text(&self) -> String {
+        let head = String::from_utf8_lossy(&self.head);
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let tail = String::from_utf8_lossy(&tail);
+        let omitted = self.total - self.kept();
+        let joined = if omitted > 0 {
+            format!(
+                "{head}\n\n... [OUTPUT TRUNCATED - {omitted} bytes omitted out of {} total] ...\n\n{tail}",
+                self.total
+            )
+        } else {
+            format!("{head}{tail}")
+        };
+        let plain = crate::ansi::strip_ansi(&joined).into_owned();
+        crate::redact::redact(&plain).into_owned()
+    }
+}
+
+fn scrubbed_env() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(k, _)| {
+            let upper = k.to_ascii_uppercase();
+            SAFE_ENV_PREFIXES.iter().any(|p| upper.starts_with(p))
+                && !SECRET_MARKERS.iter().any(|m| upper.contains(m))
+        })
+        .collect()
+}
+
+fn new_token() -> String {
+    let mut bytes = [0u8; 16];
+    let ok = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if ok.is_err() {
+        // Fall back to time and address entropy; the socket's directory is private
+        // (0700) anyway, the token is a second lock.
+        let seed = format!("{:?}{:p}", Instant::now(), &bytes);
+        bytes[..8].copy_from_slice(&crate::stable_hash::fnv1a(seed.bytes()).to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn error_result(error: String, calls: usize, started: Instant) -> Value {
+    json!({
+        "status": "error",
+        "error": error,
+        "tool_calls_made": calls,
+        "duration_seconds": round2(started.elapsed().as_secs_f64()),
+    })
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn kill_group(pid: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Run `script`; the result is always a JSON object.
+pub fn execute(
+    script: &Script<'_>,
+    settings: &CodeExecutionSettings,
+    caller: Arc<dyn ToolCaller>,
+    ctx: &ToolContext,
+) -> Value {
+    let started = Instant::now();
+    let dir = match tempfile::Builder::new().prefix("toolhost-exec-").tempdir() {
+        Ok(d) => d,
+        Err(err) => {
+            return error_result(
+                format!("cannot create a temporary directory: {err}"),
+                0,
+                started,
+            );
+        }
+    };
+    let tools: Vec<String> = script.tools.iter().cloned().collect();
+    let module = dir.path().join("toolhost_tools.py");
+    let main = dir.path().join("script.py");
+    let socket = dir.path().join("rpc.sock");
+    let written = std::fs::write(&module, stubs::module_source(&tools))
+        .and_then(|()| std::fs::write(&main, script.code));
+    if let Err(err) = written {
+        return error_result(format!("cannot write the script: {err}"), 0, started);
+    }
+    let listener = match UnixListener::bind(&socket) {
+        Ok(l) => l,
+        Err(err) => return error_result(format!("cannot open the tool socket: {err}"), 0, started),
+    };
+    let token = new_token();
+    let server = RpcServer::start(
+        listener,
+        socket.clone(),
+        RpcConfig {
+            token: token.clone(),
+            allowed: script.tools.clone(),
+            max_calls: settings.max_tool_calls,
+            caller,
+            ctx: ctx.clone(),
+        },
+    );
+    let spawned = Command::new(&settings.python)
+        .arg(&main)
+        .current_dir(&script.cwd)
+        .env_clear()
+        .envs(scrubbed_env())
+        .env("TOOLHOST_RPC_SOCKET", &socket)
+        .env("TOOLHOST_RPC_TOKEN", &token)
+        .env("PYTHONPATH", prepend_path(dir.path()))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(err) => {
+            let calls = server.stop();
+            let why = if err.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "{} not found: execute_code needs Python 3 on PATH",
+                    settings.python
+                )
+            } else {
+                format!("cannot start {}: {err}", settings.python)
+            };
+            return error_result(why, calls, started);
+        }
+    };
+    let pid = child.id();
+    let (out_cap, err_cap) = (settings.max_stdout_bytes, settings.max_stderr_bytes);
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| std::thread::spawn(move || capture(s, out_cap)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| std::thread::spawn(move || capture(s, err_cap)));
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = tx.send(status.ok().and_then(|s| s.code()).unwrap_or(-1));
+    });
+    let deadline = started + Duration::from_secs(settings.timeout.max(1));
+    let ending = loop {
+        let now = Instant::now();
+        if now >= deadline {
+            kill_group(pid);
+            break Ending::TimedOut;
+        }
+        if ctx.cancel.is_cancelled() {
+            kill_group(pid);
+            break Ending::Cancelled;
+        }
+        let wait = (deadline - now).min(Duration::from_millis(50));
+        match rx.recv_timeout(wait) {
+            Ok(code) => break Ending::Exited(code),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break Ending::Exited(-1),
+        }
+    };
+    // The leader has exited or was killed; grandchildren keeping the pipes open go too.
+    kill_group(pid);
+    let exit_code = match ending {
+        Ending::Exited(code) => code,
+        _ => rx.recv_timeout(Duration::from_secs(5)).unwrap_or(-1),
+    };
+    let _ = waiter.join();
+    let calls = server.stop();
+    let out = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
+    let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    build_result(
+        ending,
+        exit_code,
+        &out,
+        &err,
+        calls,
+        started,
+        settings.timeout,
+    )
+}
+
+fn prepend_path(dir: &Path) -> String {
+    match std::env::var("PYTHONPATH") {
+        Ok(existing) if !existing.is_empty() => format!("{}:{existing}", dir.display()),
+        _ => dir.display().to_string(),
+    }
+}
+
+fn build_result(
+    ending: Ending,
+    exit_code: i32,
+    out: &Captured,
+    err: &Captured,
+    calls: usize,
+    started: Instant,
+    timeout: u64,
+) -> Value {
+    let stdout = out.text();
+    let stderr = err.text();
+    let omitted = out.total - out.kept();
+    let mut result = Map::new();
+    result.insert("status".into(), json!("success"));
+    result.insert("output".into(), json!(stdout));
+    result.insert("exit_code".into(), json!(exit_code));
+    result.insert("tool_calls_made".into(), json!(calls));
+    result.insert(
+        "duration_seconds".into(),
+        json!(round2(started.elapsed().as_secs_f64())),
+    );
+    result.insert("stdout_truncated".into(), json!(omitted > 0));
+    result.insert("stdout_bytes_captured".into(), json!(out.kept()));
+    result.insert("stdout_bytes_total".into(), json!(out.total));
+    result.insert("stdout_bytes_omitted".into(), json!(omitted));
+    if omitted > 0 {
+        result.insert("warning".into(), json!("execute_code stdout was truncated; the script did run, but only the captured head/tail output is included. Re-run only with narrower output if the omitted data is required."));
+    }
+    match ending {
+        Ending::TimedOut => {
+            let message = format!("Script timed out after {timeout}s and was killed.");
+            result.insert("status".into(), json!("timeout"));
+            result.insert(
+                "output".into(),
+                json!(if stdout.is_empty() {
+                    format!("⏰ {message}")
+                } else {
+                    format!("{stdout}\n\n⏰ {message}")
+                }),
+            );
+            result.insert("error".into(), json!(message));
+        }
+        Ending::Cancelled => {
+            result.insert("status".into(), json!("interrupted"));
+            result.insert(
+                "output".into(),
+                json!(format!("{stdout}\n[execution interrupted]")),
+            );
+        }
+        Ending::Exited(0) => {}
+        Ending::Exited(code) => {
+            result.insert("status".into(), json!("error"));
+            if stderr.is_empty() {
+                let message = format!("Script exited with code {code}");
+                result.insert("error".into(), json!(message));
+            } else {
+                let output = format!("{stdout}\n--- stderr ---\n{stderr}");
+                result.insert("output".into(), json!(output));
+                result.insert("error".into(), json!(stderr));
+            }
+        }
+    }
+    Value::Object(result)
+}

@@ -1,0 +1,148 @@
+//! `execute_code` (toolset `code_execution`): run a Python script that calls tools as
+//! functions (see [`crate::code_exec`]). Hermes' name, parameter and result shape
+//! (docs/hermes/code-execution.md).
+//!
+//! The description lists the tools a script can import: the configured allowlist
+//! (Hermes' seven by default) intersected with the tools that survive the
+//! definitions filter (a schema patch); at run time the allowlist is intersected with
+//! what is registered and available. The tool is unavailable when the interpreter
+//! (`python3`) is not on `PATH`. Scripts run on the host, in the task's working
+//! directory, with the local backend only.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::availability::AvailabilityCheck;
+use crate::code_exec::run::{Script, execute};
+use crate::code_exec::{CodeExecutionSettings, stubs};
+use crate::entry::{Parallelism, SchemaPatch, ToolEntry};
+use crate::environments::BackendKind;
+use crate::error::RegisterError;
+use crate::result::tool_error;
+use crate::services::CoreServices;
+
+fn description(tools: &[String]) -> String {
+    let lines: Vec<String> = tools.iter().map(|t| stubs::doc_line(t)).collect();
+    let mut examples: Vec<&str> = ["read_file", "terminal"]
+        .into_iter()
+        .filter(|n| tools.iter().any(|t| t == n))
+        .collect();
+    if examples.is_empty() {
+        examples = tools.iter().take(2).map(String::as_str).collect();
+    }
+    format!(
+        "Run a Python script that can call toolhost tools programmatically. Use this when you need 3+ tool calls with processing logic between them, need to filter/reduce large tool outputs before they enter your context, need conditional branching (if X then Y else Z), or need to loop (fetch N pages, process N files, retry on failure).\n\n\
+         Use normal tool calls instead when: single tool call with no processing, you need to see the full result and apply complex reasoning, or the task requires interactive user input.\n\n\
+         Available via `from toolhost_tools import {}, ...`:\n\n{}\n\n\
+         Every call goes through the same checks as a direct call (dangerous commands still need approval).\n\
+         Limits: 5-minute timeout, 50KB stdout cap, max 50 tool calls per script. terminal() is foreground-only (no background or pty).\n\n\
+         Scripts run in the session's working directory. Print your final result to stdout: only stdout is returned. Use Python stdlib (json, re, math, csv, datetime, collections, etc.) for processing between tool calls.\n\n\
+         Also available (no import needed — built into toolhost_tools):\n  json_parse(text: str) — json.loads with strict=False\n  shell_quote(s: str) — shlex.quote() for dynamic strings in shell commands\n  retry(fn, max_attempts=3, delay=2) — retry with exponential backoff",
+        examples.join(", "),
+        lines.join("\n")
+    )
+}
+
+fn schema(tools: &[String]) -> Value {
+    json!({
+        "description": description(tools),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "description": "Python code to execute. Import tools with `from toolhost_tools import read_file, terminal, ...` and print your final result to stdout."
+                }
+            },
+            "required": ["code"]
+        }
+    })
+}
+
+/// Whether `program` is runnable: a path that exists, or a name found on `PATH`.
+fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    #[serde(default)]
+    code: String,
+}
+
+/// Build `execute_code`.
+pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
+    let CodeExecutionSettings {
+        python,
+        allowed_tools: allow,
+        ..
+    } = services.settings.code_execution.clone();
+    let check = AvailabilityCheck::new("python3", move || {
+        if on_path(&python) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{python} not found on PATH (execute_code needs Python 3)"
+            ))
+        }
+    });
+    let svc = Arc::clone(services);
+    ToolEntry::builder("execute_code", "code_execution")
+        .schema(&schema(&allow))
+        .emoji("🐍")
+        .check(check)
+        .max_result_chars(100_000)
+        .parallelism(Parallelism::Exclusive)
+        .schema_patch(move |function: &mut Map<String, Value>, present: &BTreeSet<String>| {
+            let tools: Vec<String> = allow.iter().filter(|t| present.contains(*t)).cloned().collect();
+            if tools.is_empty() {
+                return SchemaPatch::Remove;
+            }
+            function.insert("description".into(), Value::String(description(&tools)));
+            SchemaPatch::Keep
+        })
+        .sync_handler(move |args, ctx| {
+            let args: Args = match serde_json::from_value(args) {
+                Ok(a) => a,
+                Err(e) => return Ok(tool_error(format!("Invalid arguments: {e}"))),
+            };
+            if args.code.trim().is_empty() {
+                return Ok(tool_error("No code provided."));
+            }
+            let settings = &svc.settings.code_execution;
+            if svc.settings.terminal.backend != BackendKind::Local {
+                return Ok(tool_error(format!(
+                    "execute_code runs scripts on this machine and is not available with the {:?} terminal backend; use normal tool calls instead.",
+                    svc.settings.terminal.backend
+                )));
+            }
+            let Some(caller) = svc.tool_caller.get() else {
+                return Ok(tool_error(
+                    "execute_code is unavailable: no tool pipeline is installed in this process. Use normal tool calls instead.",
+                ));
+            };
+            let tools: BTreeSet<String> = settings
+                .allowed_tools
+                .iter()
+                .filter(|t| t.as_str() != "execute_code" && caller.available(t))
+                .cloned()
+                .collect();
+            let files = svc.files.for_task(ctx.task_key());
+            let cwd: PathBuf = files.resolve(".");
+            let script = Script {
+                code: &args.code,
+                cwd,
+                tools,
+            };
+            Ok(execute(&script, settings, caller, ctx))
+        })
+        .build()
+}
