@@ -238,3 +238,18 @@ impl Session {
         self.process.as_ref().map(Chromium::pid)
     }
 }
+
+impl Drop for Session {
+    /// A remote browser outlives us: close the tab we opened in it. (A local one is
+    /// killed with its process.)
+    fn drop(&mut self) {
+        if self.process.is_none() {
+            let _ = self.conn.call(
+                "Target.closeTarget",
+                json!({ "targetId": self.target }),
+                None,
+                Duration::from_secs(2),
+            );
+        }
+    }
+}

@@ -51,8 +51,7 @@ pub fn tools(registry: &Arc<Registry>, screenshots: PathBuf) -> Vec<Tool> {
             .parameters(schema(json!({ "url": { "type": "string", "description": "The address to open, e.g. 'https://example.com'" } }), &["url"])),
         tool(registry, "browser_snapshot", navigation::snapshot)
             .description("The current page as an accessibility-tree outline. Interactive elements carry refs like [ref=e3]; pass them as '@e3' to browser_click and browser_type. full=false (default): interactive elements and headings only; full=true: all text too. Refresh after actions that change the page.")
-            .parameters(schema(json!({ "full": { "type": "boolean", "default": false, "description": "Include all page text, not only interactive elements" } }), &[]))
-            .parallel_safe(false),
+            .parameters(schema(json!({ "full": { "type": "boolean", "default": false, "description": "Include all page text, not only interactive elements" } }), &[])),
         tool(registry, "browser_click", interaction::click)
             .description("Click the element with this ref (from the latest snapshot) with a real mouse click at its centre.")
             .parameters(schema(json!({ "ref": reference("@e5") }), &["ref"])),
