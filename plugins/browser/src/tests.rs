@@ -42,6 +42,10 @@ fn page(path: &str) -> (&'static str, String) {
             "<img src='/a.png' alt='first'><img src='/b.png' alt='second'><img src='data:image/png;base64,AA=='>",
         ),
         "/script-nav" => html("<script>location.href = '/next';</script>"),
+        "/slow" => {
+            std::thread::sleep(Duration::from_secs(6));
+            html("late")
+        }
         _ => return ("404 Not Found", String::new()),
     };
     ("200 OK", content)
@@ -385,4 +389,53 @@ fn tools_without_a_browser_say_to_navigate_first() {
             .contains("browser_navigate"),
         "{reply}"
     );
+}
+
+#[test]
+#[ignore = "needs chromium"]
+fn a_slow_page_times_out_with_a_readable_error() {
+    let base = serve();
+    let registry = Registry::new(Settings {
+        command_timeout_secs: 2,
+        ..settings(true)
+    });
+    let reply = call(
+        &registry,
+        navigation::navigate,
+        json!({ "url": format!("{base}/slow") }),
+    );
+    assert_eq!(reply["success"], false, "{reply}");
+    assert!(
+        reply["error"].as_str().unwrap().contains("timed out"),
+        "{reply}"
+    );
+}
+
+#[test]
+#[ignore = "needs chromium"]
+fn a_script_moving_the_page_to_a_refused_address_is_turned_back() {
+    let (registry, _) = open("/links");
+    registry
+        .with(TASK, false, |session| {
+            session.allow_private = false;
+            Ok(())
+        })
+        .unwrap();
+    let reply = call(
+        &registry,
+        inspection::console,
+        json!({ "expression": "location.href = '/next'; 1" }),
+    );
+    assert_eq!(reply["success"], false, "{reply}");
+    assert!(
+        reply["error"].as_str().unwrap().contains("private"),
+        "{reply}"
+    );
+    registry
+        .with(TASK, false, |session| {
+            session.allow_private = true;
+            Ok(())
+        })
+        .unwrap();
+    eventually(&registry, "location.href", json!("about:blank"));
 }
