@@ -1,0 +1,173 @@
+//! [`Connection`]: a minimal Chrome DevTools Protocol client over one blocking websocket.
+//!
+//! One I/O thread owns the socket: it sends queued requests and reads replies (the
+//! socket has a short read timeout so both directions make progress). Replies are
+//! routed to the waiting caller by id; events go to a callback. Page-level methods are
+//! sent with the `sessionId` of a flattened target session, so a single connection
+//! drives the browser and its page. A hand-written client keeps the plugin free of an
+//! async runtime (see docs/hermes/browser.md for the choice).
+
+use std::collections::HashMap;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+use crate::error::BrowserError;
+
+/// Called with `(method, params)` for every event.
+pub type EventSink = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
+type Reply = Result<Value, (i64, String)>;
+type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
+
+/// A live DevTools connection; the I/O thread ends when this is dropped.
+pub struct Connection {
+    next_id: AtomicU64,
+    outgoing: Mutex<Sender<String>>,
+    pending: Pending,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Connect to a DevTools websocket (`ws://…`).
+    pub fn open(url: &str, events: EventSink) -> Result<Self, BrowserError> {
+        let connect_err = |source| BrowserError::Connect {
+            url: url.to_string(),
+            source: Box::new(source),
+        };
+        let (socket, _) = tungstenite::connect(url).map_err(connect_err)?;
+        if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
+            stream.set_read_timeout(Some(Duration::from_millis(5)))?;
+            stream.set_nodelay(true)?;
+        }
+        let (tx, rx) = mpsc::channel();
+        let pending: Pending = Arc::default();
+        let thread_pending = Arc::clone(&pending);
+        std::thread::Builder::new()
+            .name("toolhost-browser-cdp".into())
+            .spawn(move || pump(socket, rx, thread_pending, events))?;
+        Ok(Connection {
+            next_id: AtomicU64::new(1),
+            outgoing: Mutex::new(tx),
+            pending,
+        })
+    }
+
+    /// Call `method` (on `session` when given) and wait up to `timeout` for its result.
+    pub fn call(
+        &self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value, BrowserError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut request = json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = session {
+            request["sessionId"] = json!(session);
+        }
+        let (reply_tx, reply_rx) = mpsc::channel();
+        self.pending
+            .lock()
+            .map_err(|_| BrowserError::Closed)?
+            .insert(id, reply_tx);
+        self.outgoing
+            .lock()
+            .map_err(|_| BrowserError::Closed)?
+            .send(request.to_string())
+            .map_err(|_| BrowserError::Closed)?;
+        let answer = reply_rx.recv_timeout(timeout);
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.remove(&id);
+        }
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err((_, message))) => Err(BrowserError::Cdp {
+                method: method.to_string(),
+                message,
+            }),
+            Err(RecvTimeoutError::Timeout) => Err(BrowserError::Timeout {
+                method: method.to_string(),
+                secs: timeout.as_secs(),
+            }),
+            Err(RecvTimeoutError::Disconnected) => Err(BrowserError::Closed),
+        }
+    }
+}
+
+/// The I/O loop: flush queued requests, read one message, route it; until either side
+/// goes away.
+fn pump(
+    mut socket: WebSocket<MaybeTlsStream<TcpStream>>,
+    outgoing: Receiver<String>,
+    pending: Pending,
+    events: EventSink,
+) {
+    loop {
+        loop {
+            match outgoing.try_recv() {
+                Ok(text) => {
+                    if socket.send(Message::text(text)).is_err() {
+                        return close(&pending);
+                    }
+                }
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    let _ = socket.close(None);
+                    return close(&pending);
+                }
+            }
+        }
+        match socket.read() {
+            Ok(Message::Text(text)) => route(text.as_str(), &pending, &events),
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return close(&pending),
+        }
+    }
+}
+
+fn route(text: &str, pending: &Pending, events: &EventSink) {
+    let Ok(message) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    if let Some(id) = message.get("id").and_then(Value::as_u64) {
+        let reply = match message.get("error") {
+            Some(error) => Err((
+                error["code"].as_i64().unwrap_or_default(),
+                error["message"]
+                    .as_str()
+                    .unwrap_or("unknown error")
+                    .to_string(),
+            )),
+            None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+        };
+        if let Some(sender) = pending.lock().ok().and_then(|mut p| p.remove(&id)) {
+            let _ = sender.send(reply);
+        }
+    } else if let Some(method) = message.get("method").and_then(Value::as_str) {
+        events(method, message.get("params").unwrap_or(&Value::Null));
+    }
+}
+
+/// Wake every waiting caller with "closed" by dropping their senders.
+fn close(pending: &Pending) {
+    if let Ok(mut pending) = pending.lock() {
+        pending.clear();
+    }
+}

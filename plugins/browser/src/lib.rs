@@ -1,0 +1,25 @@
+//! browser: the `browser_*` tools (toolset `browser`) — a headless Chromium per agent
+//! task, driven over the Chrome DevTools Protocol.
+//!
+//! A bundled plugin rather than core code: it needs a browser and threads of its own,
+//! and nothing else in the host depends on it, so it lives behind the plugin ABI (which
+//! it also exercises with real, stateful tools). Names, parameters and result shapes
+//! follow Hermes; docs/hermes/browser.md lists where we differ.
+
+mod address;
+mod cdp;
+mod error;
+mod inspection;
+mod interaction;
+mod launch;
+mod navigation;
+mod registry;
+mod session;
+mod settings;
+mod snapshot;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+toolhost_plugin_api::export_plugin!(tools::plugin);

@@ -1,0 +1,72 @@
+//! [`Settings`]: the plugin's `[plugins.config.browser]` table, and where the Chromium
+//! binary comes from (setting, `TOOLHOST_CHROMIUM`, then the usual names on `PATH`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Environment variable naming the Chromium binary (CI sets it, see .ci/setup-browser.sh).
+pub const CHROMIUM_ENV: &str = "TOOLHOST_CHROMIUM";
+
+/// Binary names tried on `PATH` when nothing is configured.
+const CANDIDATES: [&str; 5] = [
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+];
+
+/// The plugin configuration.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// The Chromium/Chrome binary (default: auto-detected).
+    pub chromium: Option<PathBuf>,
+    /// A remote DevTools websocket (`ws://host:port/devtools/browser/…`); when set no local
+    /// browser is started.
+    pub cdp_url: Option<String>,
+    /// Allow navigation to private, loopback and link-local addresses (metadata
+    /// addresses stay refused).
+    pub allow_private_networks: bool,
+    /// A task's browser is closed after this many idle seconds.
+    pub idle_timeout_secs: u64,
+    /// Where `browser_vision` saves screenshots (default: `<home>/browser_screenshots`).
+    pub screenshot_dir: Option<PathBuf>,
+    /// Seconds a single page operation may take.
+    pub command_timeout_secs: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            chromium: None,
+            cdp_url: None,
+            allow_private_networks: false,
+            idle_timeout_secs: 300,
+            screenshot_dir: None,
+            command_timeout_secs: 30,
+        }
+    }
+}
+
+impl Settings {
+    /// The Chromium binary to start, if any can be found.
+    pub fn chromium_binary(&self) -> Option<PathBuf> {
+        if let Some(path) = &self.chromium {
+            return Some(path.clone());
+        }
+        if let Some(path) = std::env::var_os(CHROMIUM_ENV).filter(|p| !p.is_empty()) {
+            return Some(PathBuf::from(path));
+        }
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .flat_map(|dir| CANDIDATES.iter().map(move |name| dir.join(name)))
+            .find(|candidate| is_executable(candidate))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
