@@ -39,7 +39,7 @@ const HELP: &str = "/new  start a new session\n/sessions  recent sessions\n/resu
 /// Run `toolhost chat`.
 pub fn run(cli: &Cli, args: &ChatArgs) -> Result<ExitCode, CliError> {
     let host = start_for_agent(cli, true)?;
-    let selection = args.selection.selection(&host);
+    let selection = args.selection.selection(&host)?;
     let emojis: HashMap<String, String> = host
         .registry
         .entries()

@@ -96,7 +96,7 @@ pub fn run(cli: &Cli, args: &RunArgs) -> Result<ExitCode, CliError> {
             PreToolDecision::Allow
         }
     });
-    let selection = args.selection.selection(&host);
+    let selection = args.selection.selection(&host)?;
     let mut agent = Agent::from_host(&host, &selection)
         .map_err(|e| CliError::Input(e.to_string()))?
         .with_source("cli");
