@@ -1,7 +1,8 @@
 //! Native plugins: load time of 10 plugins, and a no-op plugin tool through the whole
 //! dispatch pipeline (target ≤ 2 µs), beside a core no-op and the bare ABI call. After
 //! the calls it prints the CPU the process burns while idle (the executor's spinning
-//! must stop once calls stop).
+//! must stop once calls stop). The same no-op runs through a plugin process too
+//! (target ≤ 25 µs), beside the start-up cost of one plugin process.
 //!
 //! Needs the fixture plugins built in release mode:
 //! `cargo build --release --workspace && cargo bench -p toolhost --bench plugins`.
@@ -203,6 +204,48 @@ fn noop_call(c: &mut Criterion) {
     idle_cpu();
 }
 
+/// A no-op plugin tool through the pipeline with the plugin in its own process
+/// (`plugins.default_isolation = "process"`; goal ≤ 25 µs), and the start of one
+/// plugin process (spawn, load, register).
+fn process_noop_call(c: &mut Criterion) {
+    let root = plugin_root(1);
+    let ctx = ToolContext::default();
+    let config = PluginsConfig {
+        default_isolation: toolhost::plugins::Isolation::Process,
+        ..PluginsConfig::default()
+    };
+    let (registry, hooks, set) = load(root.path(), &config);
+    assert!(
+        set.records().iter().all(|r| r.pid.is_some()),
+        "{:?}",
+        set.failures()
+    );
+    let process = dispatcher(registry, hooks);
+    assert_eq!(process.call("good_noop", "{}", &ctx).text, "{}");
+    let mut group = c.benchmark_group("noop through the pipeline");
+    group.bench_function("plugin tool, out of process (isolation = process)", |b| {
+        b.iter(|| black_box(process.call(black_box("good_noop"), black_box("{}"), &ctx)))
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("plugins");
+    group.sample_size(10);
+    group.bench_function("start one plugin process (spawn+load+register)", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let root = plugin_root(1);
+                let started = Instant::now();
+                let (_, _, set) = load(root.path(), &config);
+                total += started.elapsed();
+                assert!(set.records().iter().all(|r| r.pid.is_some()));
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
 /// CPU time of all live threads of this process (Linux `/proc`; `None` elsewhere).
 fn process_cpu() -> Option<Duration> {
     let mut total = 0u64;
@@ -236,5 +279,5 @@ fn idle_cpu() {
     );
 }
 
-criterion_group!(benches, load_ten, noop_call);
+criterion_group!(benches, load_ten, noop_call, process_noop_call);
 criterion_main!(benches);

@@ -13,6 +13,7 @@ mod input;
 mod interrupt;
 mod logging;
 mod mcp;
+mod plugin_host;
 mod plugins;
 mod run;
 mod schema;
@@ -77,6 +78,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Chat with the configured model interactively, with the tools.
     Chat(chat::ChatArgs),
+    /// Serve one out-of-process plugin to its host (started by toolhost itself).
+    #[command(hide = true)]
+    PluginHost(plugin_host::PluginHostArgs),
 }
 
 /// Why a command failed (printed as one line on stderr, exit code 2).
@@ -172,6 +176,7 @@ pub fn main() -> ExitCode {
         Command::Skills(args) => skills::run(&cli, args),
         Command::Run(args) => run::run(&cli, args),
         Command::Chat(args) => chat::run(&cli, args),
+        Command::PluginHost(args) => plugin_host::run(&cli, args),
     };
     match outcome {
         Ok(code) => code,

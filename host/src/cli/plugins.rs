@@ -18,7 +18,7 @@ use crate::plugins::discovery::{self, Roots};
 use crate::plugins::install::{InstallOptions, install};
 use crate::plugins::manifest::{host_api_requirement, host_api_version};
 use crate::plugins::scaffold::{ApiSource, create};
-use crate::plugins::{PluginRecord, PluginStatus};
+use crate::plugins::{Isolation, PluginRecord, PluginStatus};
 
 /// `println!` that ignores a closed stdout (`toolhost plugins list | head`).
 macro_rules! say {
@@ -149,6 +149,17 @@ fn sorted(host: &Toolhost) -> Vec<PluginRecord> {
     records
 }
 
+/// `process pid 123, 1 restart, 1 crash` for a process plugin.
+fn process_line(record: &PluginRecord) -> String {
+    let pid = record
+        .pid
+        .map_or_else(|| "not running".to_string(), |p| format!("pid {p}"));
+    format!(
+        "process {pid}, {} restarts, {} crashes",
+        record.restarts, record.crashes
+    )
+}
+
 fn list(host: &Toolhost, as_json: bool) -> Result<ExitCode, CliError> {
     let records = sorted(host);
     if as_json {
@@ -181,6 +192,9 @@ fn list(host: &Toolhost, as_json: bool) -> Result<ExitCode, CliError> {
         );
         if let Some(reason) = &r.reason {
             say!("    {reason}");
+        }
+        if r.isolation == Isolation::Process && r.status == PluginStatus::Loaded {
+            say!("    {}", process_line(r));
         }
         for refused in &r.refused_tools {
             say!("    tool {} refused: {}", refused.name, refused.reason);
@@ -296,6 +310,10 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
         },
     );
     show("panics:", &record.panics.to_string());
+    show("isolation:", &record.isolation.to_string());
+    if record.isolation == Isolation::Process {
+        show("process:", &process_line(&record));
+    }
     for warning in &record.warnings {
         show("warning:", warning);
     }

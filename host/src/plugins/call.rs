@@ -27,6 +27,12 @@ use super::runtime::PluginRuntime;
 /// (bounds the time a tokio worker is held; a no-op plugin call takes about 1 µs).
 const ASYNC_SPIN: Duration = Duration::from_micros(3);
 
+/// The error of a job for a plugin that runs out of process (never submitted: those
+/// calls go to the child, see [`super::process`]).
+fn not_in_process() -> FfiError {
+    FfiError::new("executor", "the plugin runs out of process")
+}
+
 /// The executor every plugin tool call with a timeout runs on.
 static EXECUTOR: LazyLock<Executor<PluginCall>> =
     LazyLock::new(|| Executor::new(ExecutorConfig::plugin_calls()));
@@ -48,12 +54,15 @@ impl Job for PluginCall {
     type Output = RResult<RString, FfiError>;
 
     fn run(&mut self, cancel: &AtomicBool) -> Self::Output {
-        self.runtime.object().call_tool(
-            self.index,
-            self.args.as_str().into(),
-            self.context.as_str().into(),
-            cancel,
-        )
+        match self.runtime.object() {
+            Some(object) => object.call_tool(
+                self.index,
+                self.args.as_str().into(),
+                self.context.as_str().into(),
+                cancel,
+            ),
+            None => RResult::RErr(not_in_process()),
+        }
     }
 
     fn finished_late(&mut self) {
@@ -206,9 +215,10 @@ impl Job for PluginHook {
     type Output = RResult<RString, FfiError>;
 
     fn run(&mut self, _cancel: &AtomicBool) -> Self::Output {
-        self.runtime
-            .object()
-            .run_hook(self.kind.as_str().into(), self.event.as_str().into())
+        match self.runtime.object() {
+            Some(object) => object.run_hook(self.kind.as_str().into(), self.event.as_str().into()),
+            None => RResult::RErr(not_in_process()),
+        }
     }
 
     fn finished_late(&mut self) {
@@ -274,7 +284,10 @@ impl Job for PluginCheck {
     type Output = RResult<(), FfiError>;
 
     fn run(&mut self, _cancel: &AtomicBool) -> Self::Output {
-        self.runtime.object().check_tool(self.index)
+        match self.runtime.object() {
+            Some(object) => object.check_tool(self.index),
+            None => RResult::RErr(not_in_process()),
+        }
     }
 
     fn finished_late(&mut self) {

@@ -12,6 +12,12 @@
 //! check_timeout_secs = 5      # per availability check
 //! max_hung_calls = 4          # calls still running past their timeout before the plugin's
 //!                             # tools are refused
+//! default_isolation = "in-process"  # or "process": every non-bundled plugin in a child
+//! max_crashes = 3             # crashes of a process plugin before it is given up (0 = never)
+//! memory_limit_mb = 4096      # address-space cap of each plugin process (0 = none)
+//!
+//! [plugins.isolation]         # per plugin: "process" or "in-process"
+//! thirdparty = "process"
 //!
 //! [plugins.config.policy]     # settings handed to the plugin named `policy`
 //! audit_log = "audit/tools.jsonl"
@@ -24,6 +30,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use super::process::Isolation;
 
 /// `[plugins]`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -47,6 +55,15 @@ pub struct PluginsConfig {
     pub check_timeout_secs: f64,
     /// Calls still running past their timeout before a plugin's tools are refused.
     pub max_hung_calls: u32,
+    /// Where plugins run unless `isolation` or their manifest says otherwise (bundled
+    /// plugins stay in-process unless named).
+    pub default_isolation: Isolation,
+    /// Per-plugin isolation.
+    pub isolation: BTreeMap<String, Isolation>,
+    /// Crashes of a process plugin before it is given up; 0 = never.
+    pub max_crashes: u32,
+    /// Address-space cap (`RLIMIT_AS`) of each plugin process, in MiB; 0 = none.
+    pub memory_limit_mb: u64,
     /// Per-plugin settings, handed to the plugin at registration.
     pub config: BTreeMap<String, toml::Value>,
     /// Per-plugin overrides of `max_panics`, `timeout_secs`, `check_timeout_secs` and
@@ -80,6 +97,10 @@ impl Default for PluginsConfig {
             timeout_secs: 60.0,
             check_timeout_secs: 5.0,
             max_hung_calls: 4,
+            default_isolation: Isolation::InProcess,
+            isolation: BTreeMap::new(),
+            max_crashes: 3,
+            memory_limit_mb: 4096,
             config: BTreeMap::new(),
             limits: BTreeMap::new(),
         }

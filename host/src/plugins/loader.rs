@@ -63,6 +63,17 @@ pub enum LoadError {
     /// The same file is already loaded under another plugin name.
     #[error("the same library file is already loaded as plugin {0}")]
     AlreadyLoaded(String),
+    /// The plugin host process could not be started or died while loading.
+    #[error("{0}")]
+    Process(String),
+    /// The plugin host process reported a load error (one of the above, as text).
+    #[error("{summary}")]
+    InChild {
+        /// The child's one-line error.
+        summary: String,
+        /// Its full report.
+        detail: String,
+    },
 }
 
 impl LoadError {
@@ -72,6 +83,7 @@ impl LoadError {
             LoadError::Open { detail, .. } | LoadError::Layout { detail, .. } => {
                 format!("{self}\n\n{detail}")
             }
+            LoadError::InChild { detail, .. } => detail.clone(),
             _ => self.to_string(),
         }
     }

@@ -4,15 +4,17 @@
 //! copy a library carries inside itself (see `toolhost_plugin_api::embed`). Keys: `name`,
 //! `version`, `description`, `library` (file name relative to the manifest; without an
 //! extension the platform's prefix and suffix are added), `api` (semver requirement on
-//! toolhost-plugin-api), optional `override` (core tool names the plugin may replace)
-//! and `enabled_by_default`. Unknown keys are kept as warnings, not errors, so newer
-//! manifests still load.
+//! toolhost-plugin-api), optional `override` (core tool names the plugin may replace),
+//! `enabled_by_default` and `isolation` (`"process"` to run in a child process). Unknown
+//! keys are kept as warnings, not errors, so newer manifests still load.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use semver::{Op, Version, VersionReq};
 use serde::Deserialize;
+
+use super::process::Isolation;
 
 /// A valid manifest.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +34,8 @@ pub struct Manifest {
     pub overrides: Vec<String>,
     /// Loaded without being listed in `plugins.enabled`.
     pub enabled_by_default: bool,
+    /// Where the plugin asks to run (`isolation = "process"`); config may override.
+    pub isolation: Option<Isolation>,
     /// Keys this host does not know.
     pub unknown_keys: Vec<String>,
 }
@@ -72,6 +76,7 @@ struct RawManifest {
     #[serde(rename = "override")]
     overrides: Option<Vec<String>>,
     enabled_by_default: Option<bool>,
+    isolation: Option<String>,
     #[serde(flatten)]
     extra: BTreeMap<String, toml::Value>,
 }
@@ -158,6 +163,15 @@ impl Manifest {
             tools_core::entry::validate_name(tool)
                 .map_err(|e| invalid("override", e.to_string()))?;
         }
+        let isolation = match raw.isolation.as_deref() {
+            None => None,
+            Some(name) => Some(Isolation::parse(name).ok_or_else(|| {
+                invalid(
+                    "isolation",
+                    format!("must be \"process\" or \"in-process\", not {name:?}"),
+                )
+            })?),
+        };
         Ok(Manifest {
             name,
             version,
@@ -166,6 +180,7 @@ impl Manifest {
             api,
             overrides,
             enabled_by_default: raw.enabled_by_default.unwrap_or(true),
+            isolation,
             unknown_keys: raw.extra.into_keys().collect(),
         })
     }

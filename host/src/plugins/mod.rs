@@ -21,6 +21,7 @@ pub mod install;
 pub mod loader;
 mod logger;
 pub mod manifest;
+pub mod process;
 pub mod runtime;
 pub mod scaffold;
 
@@ -35,6 +36,8 @@ pub use adapter::RefusedTool;
 pub use config::PluginsConfig;
 pub use discovery::{Candidate, PluginSource, Roots};
 pub use fault::PluginFault;
+pub use process::Isolation;
+use process::{ProcessLimits, ProcessPlugin};
 pub use runtime::{PluginRuntime, RuntimeLimits};
 
 /// Whether a plugin is in service.
@@ -92,6 +95,14 @@ pub struct PluginRecord {
     pub overrides: Vec<String>,
     /// Panics caught so far in this process.
     pub panics: u32,
+    /// Where its code runs (`in-process` or `process`).
+    pub isolation: Isolation,
+    /// The plugin process, while one runs (process isolation only).
+    pub pid: Option<u32>,
+    /// Plugin processes started after the first.
+    pub restarts: u32,
+    /// Plugin processes that died.
+    pub crashes: u32,
     /// Non-fatal problems.
     pub warnings: Vec<String>,
     /// The full failure report (abi_stable's layout dump, loader messages).
@@ -123,6 +134,10 @@ impl PluginRecord {
             refused_tools: Vec::new(),
             overrides: manifest.map(|m| m.overrides.clone()).unwrap_or_default(),
             panics: 0,
+            isolation: Isolation::InProcess,
+            pid: None,
+            restarts: 0,
+            crashes: 0,
             warnings: manifest
                 .map(|m| {
                     m.unknown_keys
@@ -154,6 +169,11 @@ impl PluginRecord {
         let mut record = self.clone();
         if let Some(runtime) = &self.runtime {
             record.panics = runtime.panics();
+            if let Some(process) = runtime.process() {
+                record.pid = process.pid();
+                record.restarts = process.restarts();
+                record.crashes = process.crashes();
+            }
             if let Some(reason) = runtime.disabled_reason() {
                 record.status = PluginStatus::Disabled;
                 record.reason = Some(reason);
@@ -223,6 +243,15 @@ fn host_info(home: &Home, config: &PluginsConfig, name: &str, library: &Path) ->
         "config": config.settings_json(name),
     })
     .to_string()
+}
+
+/// The process limits from `[plugins]`.
+fn process_limits(config: &PluginsConfig) -> ProcessLimits {
+    ProcessLimits {
+        memory_bytes: config.memory_limit_mb.saturating_mul(1024 * 1024),
+        max_crashes: config.max_crashes,
+        startup: std::time::Duration::from_secs(30),
+    }
 }
 
 /// Discover, check, load and join every plugin in `roots` (see the module docs).
@@ -327,18 +356,44 @@ fn load_one(
     }
     by_path.insert(canonical.clone(), candidate.name.clone());
     let info = host_info(home, config, &candidate.name, &candidate.library);
-    let library = match loader::load(&canonical, &candidate.name, &info) {
-        Ok(library) => library,
-        Err(err) => return record.fail(err.to_string(), err.detail()),
-    };
-    let runtime = PluginRuntime::new(
+    let limits = RuntimeLimits::for_plugin(config, &candidate.name);
+    record.isolation = process::choose(
+        config,
         &candidate.name,
-        Arc::clone(&library.object),
-        RuntimeLimits::for_plugin(config, &candidate.name),
-        registry,
-        hooks,
+        candidate.source,
+        manifest.isolation,
     );
-    let joined = adapter::join(&runtime, &library.declaration, manifest, registry, hooks);
+    let (runtime, declaration) = match record.isolation {
+        Isolation::InProcess => match loader::load(&canonical, &candidate.name, &info) {
+            Ok(library) => (
+                PluginRuntime::new(
+                    &candidate.name,
+                    Arc::clone(&library.object),
+                    limits,
+                    registry,
+                    hooks,
+                ),
+                library.declaration.clone(),
+            ),
+            Err(err) => return record.fail(err.to_string(), err.detail()),
+        },
+        Isolation::Process => {
+            match ProcessPlugin::start(&candidate.name, &canonical, &info, process_limits(config)) {
+                Ok((process, declaration)) => (
+                    PluginRuntime::new_process(
+                        &candidate.name,
+                        Arc::new(process),
+                        limits,
+                        registry,
+                        hooks,
+                    ),
+                    declaration,
+                ),
+                Err(err) => return record.fail(err.to_string(), err.detail()),
+            }
+        }
+    };
+    let joined = adapter::join(&runtime, &declaration, manifest, registry, hooks);
     for refused in &joined.refused {
         tracing::warn!(plugin = %candidate.name, tool = %refused.name, "tool refused: {}", refused.reason);
     }

@@ -9,6 +9,12 @@
 //! the same timeout. Every
 //! panic the SDK catches (handler, check or hook) is counted; at `max_panics` the
 //! plugin's tools are deregistered and its hooks removed for the rest of the process.
+//!
+//! A plugin configured to run out of process has a [`ProcessPlugin`] backend instead of
+//! the ABI object: the same entry points send the same JSON to its child, a call past
+//! its timeout kills the child instead of leaving a hung thread, and a crash of the
+//! child is answered as an error naming the signal; at `max_crashes` the plugin is
+//! disabled the same way as at `max_panics`.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -21,6 +27,16 @@ use toolhost_plugin_api::wire::{CallContext, HookKind};
 use tools_core::{Hooks, Registry, ToolContext, ToolError, ToolOutcome, ToolSource};
 
 use super::fault::PluginFault;
+use super::process::protocol::{Answer, Op};
+use super::process::{ProcessFault, ProcessPlugin};
+
+/// What runs a plugin's code.
+enum Backend {
+    /// The library, loaded into this process.
+    InProcess(Arc<PluginObjectBox>),
+    /// A `toolhost plugin-host` child.
+    Process(Arc<ProcessPlugin>),
+}
 
 /// Limits applied to one plugin (from `[plugins]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -52,7 +68,7 @@ impl RuntimeLimits {
 /// A plugin that loaded, as the registry and hooks see it.
 pub struct PluginRuntime {
     name: String,
-    object: Arc<PluginObjectBox>,
+    backend: Backend,
     limits: RuntimeLimits,
     panics: AtomicU32,
     hung: AtomicU32,
@@ -81,9 +97,30 @@ impl PluginRuntime {
         registry: &Arc<Registry>,
         hooks: &Arc<Hooks>,
     ) -> Arc<Self> {
+        Self::with_backend(name, Backend::InProcess(object), limits, registry, hooks)
+    }
+
+    /// A runtime for plugin `name` served by the child process `process`.
+    pub fn new_process(
+        name: &str,
+        process: Arc<ProcessPlugin>,
+        limits: RuntimeLimits,
+        registry: &Arc<Registry>,
+        hooks: &Arc<Hooks>,
+    ) -> Arc<Self> {
+        Self::with_backend(name, Backend::Process(process), limits, registry, hooks)
+    }
+
+    fn with_backend(
+        name: &str,
+        backend: Backend,
+        limits: RuntimeLimits,
+        registry: &Arc<Registry>,
+        hooks: &Arc<Hooks>,
+    ) -> Arc<Self> {
         Arc::new(PluginRuntime {
             name: name.to_string(),
-            object,
+            backend,
             limits,
             panics: AtomicU32::new(0),
             hung: AtomicU32::new(0),
@@ -97,6 +134,14 @@ impl PluginRuntime {
     /// The plugin's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The child process serving this plugin, when it runs out of process.
+    pub fn process(&self) -> Option<&Arc<ProcessPlugin>> {
+        match &self.backend {
+            Backend::Process(process) => Some(process),
+            Backend::InProcess(_) => None,
+        }
     }
 
     /// The limits in force.
@@ -174,10 +219,16 @@ impl PluginRuntime {
     /// Run tool `index` on this thread, without a timeout.
     pub fn call_inline(&self, index: u32, args: &Value, ctx: &ToolContext) -> ToolOutcome {
         self.ensure_usable()?;
-        let cancel = AtomicBool::new(false);
         let args = serde_json::to_string(args).unwrap_or_else(|_| args.to_string());
         let context = self.context_json(ctx);
-        let result = self.object.call_tool(
+        let object = match &self.backend {
+            Backend::InProcess(object) => object,
+            Backend::Process(process) => {
+                return self.process_call(process, index, args, context);
+            }
+        };
+        let cancel = AtomicBool::new(false);
+        let result = object.call_tool(
             index,
             args.as_str().into(),
             context.as_str().into(),
@@ -194,6 +245,9 @@ impl PluginRuntime {
         args: &Value,
         ctx: &ToolContext,
     ) -> ToolOutcome {
+        if self.process().is_some() {
+            return self.call_inline(index, args, ctx);
+        }
         self.ensure_usable()?;
         let limit = self.limits.timeout.unwrap_or(Duration::MAX);
         super::call::call_blocking(self, index, args, ctx, limit)
@@ -208,14 +262,84 @@ impl PluginRuntime {
         args: Value,
         ctx: ToolContext,
     ) -> ToolOutcome {
+        if self.process().is_some() {
+            let runtime = Arc::clone(&self);
+            return tokio::task::spawn_blocking(move || runtime.call_inline(index, &args, &ctx))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(ToolError::other(
+                        "plugin",
+                        format!("the call to plugin {} failed: {e}", self.name),
+                    ))
+                });
+        }
         self.ensure_usable()?;
         let limit = self.limits.timeout.unwrap_or(Duration::MAX);
         super::call::call_async(self, index, args, ctx, limit).await
     }
 
-    /// The plugin's ABI object.
-    pub(super) fn object(&self) -> &PluginObjectBox {
-        &self.object
+    /// The plugin's ABI object, when it is loaded in this process.
+    pub(super) fn object(&self) -> Option<&PluginObjectBox> {
+        match &self.backend {
+            Backend::InProcess(object) => Some(object),
+            Backend::Process(_) => None,
+        }
+    }
+
+    /// Tool call `index` through the child process.
+    fn process_call(
+        &self,
+        process: &ProcessPlugin,
+        index: u32,
+        args: String,
+        context: String,
+    ) -> ToolOutcome {
+        let op = Op::Call {
+            index,
+            args,
+            context,
+        };
+        match process.request(op, self.limits.timeout) {
+            Ok(answer) => self.outcome(answer_result(answer)),
+            Err(ProcessFault::TimedOut { seconds }) => Err(ToolError::Timeout { seconds }),
+            Err(fault) => {
+                let message = self.process_fault(process, &fault);
+                Err(ToolError::other("plugin_crashed", message))
+            }
+        }
+    }
+
+    /// Log `fault`, disable the plugin when it was its last allowed crash, and say what
+    /// happened.
+    fn process_fault(&self, process: &ProcessPlugin, fault: &ProcessFault) -> String {
+        if process.gave_up() {
+            self.disable(format!(
+                "disabled after {} crashes (plugins.max_crashes); last: {fault}",
+                process.crashes()
+            ));
+        }
+        fault.to_string()
+    }
+
+    /// A check or hook through the child process, as the ABI would have answered it.
+    fn process_request(
+        &self,
+        process: &ProcessPlugin,
+        op: Op,
+        what: &str,
+        timeout: Option<Duration>,
+    ) -> Result<RResult<RString, FfiError>, PluginFault> {
+        match process.request(op, timeout) {
+            Ok(answer) => Ok(answer_result(answer)),
+            Err(ProcessFault::TimedOut { seconds }) => Err(PluginFault::Timeout {
+                what: what.to_string(),
+                seconds,
+            }),
+            Err(fault) => Err(PluginFault::failed(
+                "crashed",
+                self.process_fault(process, &fault),
+            )),
+        }
     }
 
     /// The count of calls running past their timeout.
@@ -247,9 +371,17 @@ impl PluginRuntime {
     /// check timeout; inline without one).
     pub fn check(self: &Arc<Self>, index: u32) -> Result<(), PluginFault> {
         self.ensure_enabled()?;
-        let result = match self.limits.check_timeout {
-            None => self.object.check_tool(index),
-            Some(limit) => super::call::check_blocking(self, index, limit)?,
+        let result = match (&self.backend, self.limits.check_timeout) {
+            (Backend::Process(process), limit) => {
+                match self.process_request(process, Op::Check { index }, "check", limit)? {
+                    RResult::ROk(_) => RResult::ROk(()),
+                    RResult::RErr(err) => RResult::RErr(err),
+                }
+            }
+            (Backend::InProcess(object), None) => object.check_tool(index),
+            (Backend::InProcess(_), Some(limit)) => {
+                super::call::check_blocking(self, index, limit)?
+            }
         };
         match result {
             RResult::ROk(()) => Ok(()),
@@ -277,9 +409,18 @@ impl PluginRuntime {
     /// at once until one returns.
     pub fn hook(self: &Arc<Self>, kind: HookKind, event: &str) -> Result<String, PluginFault> {
         self.ensure_enabled()?;
-        let answer = match self.limits.timeout {
-            None => self.object.run_hook(kind.as_str().into(), event.into()),
-            Some(limit) => {
+        let answer = match (&self.backend, self.limits.timeout) {
+            (Backend::Process(process), limit) => {
+                let op = Op::Hook {
+                    kind,
+                    event: event.to_string(),
+                };
+                self.process_request(process, op, &format!("{kind} hook"), limit)?
+            }
+            (Backend::InProcess(object), None) => {
+                object.run_hook(kind.as_str().into(), event.into())
+            }
+            (Backend::InProcess(_), Some(limit)) => {
                 self.refuse_while_hung()?;
                 super::call::hook_blocking(self, kind, event, limit)?
             }
@@ -336,5 +477,13 @@ impl PluginRuntime {
         if let Some(hooks) = self.hooks.upgrade() {
             hooks.remove_owner(&self.name);
         }
+    }
+}
+
+/// A child's answer as the ABI result it stands for.
+fn answer_result(answer: Answer) -> RResult<RString, FfiError> {
+    match answer {
+        Answer::Ok(text) => RResult::ROk(text.into()),
+        Answer::Err(err) => RResult::RErr(FfiError::new(&err.kind, &err.message)),
     }
 }

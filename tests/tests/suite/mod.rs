@@ -6,6 +6,7 @@ mod approvals_cli;
 mod cli_contract;
 mod execute_code_cli;
 mod install;
+mod isolation_process;
 mod loop_run;
 mod mcp_client;
 mod mcp_common;
