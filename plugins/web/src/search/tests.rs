@@ -154,7 +154,12 @@ fn choice_follows_backend_then_first_present() {
         }
     };
     let none = SearchSettings::default();
-    let cases: [(&SearchSettings, &[(&str, &str)], Result<&str, NoBackend>); 5] = [
+    type Case<'a> = (
+        &'a SearchSettings,
+        &'static [(&'static str, &'static str)],
+        Result<&'static str, NoBackend>,
+    );
+    let cases: [Case<'_>; 5] = [
         (
             &none,
             &[("EXA_API_KEY", "k"), ("TAVILY_API_KEY", "k")],
