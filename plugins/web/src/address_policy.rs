@@ -18,7 +18,7 @@ pub enum Refusal {
     #[error("Blocked: only http and https URLs can be fetched (got {0}:)")]
     Scheme(String),
     /// The address is loopback, private, link-local, metadata or otherwise internal.
-    #[error("Blocked: {host} resolves to {ip}, a private or internal network address")]
+    #[error("Blocked: {host} ({ip}) is a private or internal network address")]
     Private {
         /// The host name as written in the URL.
         host: String,
