@@ -22,3 +22,4 @@ mod plugin_sources;
 mod sec_state_integrity;
 mod skills_cli;
 mod terminal_backends;
+mod web_plugin;

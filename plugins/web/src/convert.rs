@@ -1,0 +1,172 @@
+//! Turning a fetched body into the clean text `web_extract` returns: HTML through a
+//! readability-style main-content extractor to Markdown, PDF to plain text, text as is.
+//! Images become `[IMAGE: alt]` placeholders (with the link kept when it is a real URL,
+//! so inline `data:` blobs never reach the model).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Why a body could not be converted.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// A media type we do not turn into text (images, archives, …).
+    #[error("unsupported content type {0:?} (web_extract reads HTML, PDF and text)")]
+    Unsupported(String),
+    /// The PDF could not be read.
+    #[error("could not read the PDF: {0}")]
+    Pdf(String),
+}
+
+/// A converted page: its title (may be empty) and its clean text.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Page {
+    /// The document's title.
+    pub title: String,
+    /// Markdown or plain text.
+    pub content: String,
+}
+
+/// Convert `body` of `media_type`, fetched from `url` (used to make links absolute).
+pub fn convert(media_type: &str, body: &[u8], url: &str) -> Result<Page, ConvertError> {
+    let page = match media_type {
+        "text/html" | "application/xhtml+xml" | "" => {
+            html_to_markdown(&String::from_utf8_lossy(body), url)
+        }
+        "application/pdf" => pdf_to_text(body)?,
+        t if t.starts_with("text/")
+            || t == "application/json"
+            || t.ends_with("+json")
+            || t.ends_with("+xml") =>
+        {
+            Page {
+                title: String::new(),
+                content: String::from_utf8_lossy(body).into_owned(),
+            }
+        }
+        other => return Err(ConvertError::Unsupported(other.to_string())),
+    };
+    Ok(Page {
+        title: page.title,
+        content: image_placeholders(&page.content),
+    })
+}
+
+/// The main content of an HTML page as Markdown. When the extractor finds no article
+/// (a page of navigation only, say), the whole body is converted instead.
+pub fn html_to_markdown(html: &str, url: &str) -> Page {
+    let config = dom_smoothie::Config {
+        text_mode: dom_smoothie::TextMode::Markdown,
+        ..Default::default()
+    };
+    let base = url::Url::parse(url).ok().filter(|u| !u.cannot_be_a_base());
+    let article =
+        dom_smoothie::Readability::new(html, base.as_ref().map(url::Url::as_str), Some(config))
+            .and_then(|mut r| r.parse());
+    match article {
+        Ok(article) => Page {
+            title: article.title,
+            content: article.text_content.trim().to_string(),
+        },
+        Err(_) => {
+            let doc = dom_query::Document::from(html);
+            Page {
+                title: doc.select("title").text().trim().to_string(),
+                content: doc.md(None).trim().to_string(),
+            }
+        }
+    }
+}
+
+/// The text of a PDF.
+pub fn pdf_to_text(body: &[u8]) -> Result<Page, ConvertError> {
+    let text =
+        pdf_extract::extract_text_from_mem(body).map_err(|e| ConvertError::Pdf(e.to_string()))?;
+    Ok(Page {
+        title: String::new(),
+        content: text.trim().to_string(),
+    })
+}
+
+static IMAGE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"!\[([^\]]*)\]\(\s*([^)\s]*)(?:\s+"[^"]*")?\s*\)"#).ok());
+
+/// `![alt](src)` → `[IMAGE: alt](src)`, or `[IMAGE: alt]` for inline `data:` images.
+pub fn image_placeholders(markdown: &str) -> String {
+    let Some(image) = IMAGE.as_ref() else {
+        return markdown.to_string();
+    };
+    image
+        .replace_all(markdown, |c: &regex::Captures<'_>| {
+            let alt = c[1].trim();
+            let alt = if alt.is_empty() { "image" } else { alt };
+            match &c[2] {
+                src if src.is_empty() || src.starts_with("data:") => format!("[IMAGE: {alt}]"),
+                src => format!("[IMAGE: {alt}]({src})"),
+            }
+        })
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_placeholders_table() {
+        let cases = [
+            (
+                "![a cat](https://e.com/c.png)",
+                "[IMAGE: a cat](https://e.com/c.png)",
+            ),
+            (
+                "![](https://e.com/c.png \"T\")",
+                "[IMAGE: image](https://e.com/c.png)",
+            ),
+            (
+                "x ![chart](data:image/png;base64,AAAA) y",
+                "x [IMAGE: chart] y",
+            ),
+            ("[link](https://e.com)", "[link](https://e.com)"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(image_placeholders(input), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn article_is_extracted_without_navigation() {
+        let html = r#"<html><head><title>Ferris Facts</title></head><body>
+            <nav><a href="/">Home</a> <a href="/about">About</a> <a href="/x">Menu item</a></nav>
+            <article><h1>Ferris Facts</h1>
+            <p>Ferris is the unofficial mascot of the Rust programming language, a crab that appears on stickers, shirts and slides at conferences all over the world.</p>
+            <p>The crab was drawn by Karen Rustad Tölva, who released it into the public domain so that anyone can use it, <b>remix it</b> and print it.</p>
+            <p><img src="/ferris.png" alt="Ferris the crab"></p>
+            <p>Many people think Ferris is orange; the official colour is in fact a shade of red-orange that varies between drawings and printings.</p>
+            </article>
+            <footer>Copyright footer text</footer></body></html>"#;
+        let page = convert("text/html", html.as_bytes(), "https://example.com/ferris").unwrap();
+        assert_eq!(page.title, "Ferris Facts");
+        assert!(
+            page.content.contains("unofficial mascot"),
+            "{}",
+            page.content
+        );
+        assert!(page.content.contains("**remix it**"), "{}", page.content);
+        assert!(
+            page.content
+                .contains("[IMAGE: Ferris the crab](https://example.com/ferris.png)"),
+            "{}",
+            page.content
+        );
+        assert!(!page.content.contains("Menu item"), "{}", page.content);
+    }
+
+    #[test]
+    fn unsupported_types_are_refused() {
+        assert!(matches!(
+            convert("image/png", b"\x89PNG", "https://e.com/x.png"),
+            Err(ConvertError::Unsupported(_))
+        ));
+    }
+}
