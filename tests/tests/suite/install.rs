@@ -53,14 +53,26 @@ fn a_copied_binary_warns_and_the_documented_install_keeps_the_plugins() {
 
     // README "Installing": the plugin libraries beside the binary, a symlink on PATH.
     let prefix = format!("{}toolhost_plugin_", std::env::consts::DLL_PREFIX);
+    let mut copied = Vec::new();
     for entry in std::fs::read_dir(target_dir()).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if name.starts_with(&prefix) && name.ends_with(std::env::consts::DLL_SUFFIX) {
+        if let Some(plugin) = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(std::env::consts::DLL_SUFFIX))
+        {
             std::fs::copy(&path, lib.join(&name)).unwrap();
+            copied.push(plugin.to_string());
         }
     }
+    copied.sort();
+    for shipped in ["browser", "notes", "policy", "textkit", "web"] {
+        assert!(
+            copied.iter().any(|c| c == shipped),
+            "{shipped} not built: {copied:?}"
+        );
+    }
     let (records, err) = plugins_list(&home, &bin.join("toolhost"));
-    assert_eq!(bundled_names(&records), ["notes", "policy", "textkit"]);
+    assert_eq!(bundled_names(&records), copied);
     assert!(!err.contains("warning"), "{err}");
 }
