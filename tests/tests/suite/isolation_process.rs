@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::dispatch::Dispatcher;
-use toolhost::plugins::{Isolation, PluginSet, PluginStatus, PluginsConfig, Roots, load_plugins};
-use toolhost::spill::ResultSpill;
+use toolhost::plugins::{Isolation, PluginSet, PluginStatus, PluginsConfig};
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, list_json, record, run_with_limit};
 use toolhost_tests::{TestHome, stderr, stdout_json, toolhost_bin};
-use tools_core::{CallStatus, Home, Hooks, Registry, ToolContext};
+use tools_core::{CallStatus, Registry, ToolContext};
 
 /// The hostile fixture out of process and the good one in process, under `config`.
 fn load(home: &Path, config: &PluginsConfig) -> (Arc<Registry>, PluginSet, Dispatcher) {
@@ -25,19 +24,8 @@ fn load(home: &Path, config: &PluginsConfig) -> (Arc<Registry>, PluginSet, Dispa
         "fixture_hostile",
         "isolation = \"process\"\n",
     );
-    let home = Home::at(home);
-    let roots = Roots {
-        user: Some(home.plugins_dir()),
-        ..Roots::default()
-    };
-    let registry = Arc::new(Registry::new());
-    let hooks = Arc::new(Hooks::new());
-    let set = load_plugins(&home, config, &roots, &registry, &hooks);
-    let dispatcher = Dispatcher::new(
-        Arc::clone(&registry),
-        hooks,
-        ResultSpill::new(home.results_dir()),
-    );
+    let (registry, _hooks, set, dispatcher) =
+        super::plugin_runtime::load_user_plugins(home, config);
     (registry, set, dispatcher)
 }
 

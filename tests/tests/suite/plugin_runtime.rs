@@ -132,7 +132,7 @@ fn a_slow_handler_times_out_and_the_host_stays_responsive() {
 
 /// Load the plugins in `home/plugins` into a fresh registry, without bundled or
 /// installed plugins (in-process tests must not depend on the machine).
-fn load_user_plugins(
+pub(super) fn load_user_plugins(
     home: &Path,
     config: &PluginsConfig,
 ) -> (
