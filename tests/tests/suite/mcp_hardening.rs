@@ -330,6 +330,26 @@ fn schema_uses_a_cached_listing_and_calls_connect_on_demand() {
     assert_eq!(names(&third), ["mcp__time__get_current_time"]);
 }
 
+/// A home whose one MCP server is server-filesystem rooted at `root`, and the result of
+/// `toolhost call mcp__fs__read_text_file` on `file` through it.
+fn read_through_filesystem_server(root: &Path, file: &Path) -> (TestHome, Output) {
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "[mcp_servers.fs]\ncommand = {}\nargs = [{}]\n",
+        toml_str(&npm_bin("mcp-server-filesystem")),
+        toml_str(root)
+    ));
+    let out = home.run(
+        &[
+            "call",
+            "mcp__fs__read_text_file",
+            &json!({"path": file}).to_string(),
+        ],
+        None,
+    );
+    (home, out)
+}
+
 #[test]
 #[ignore = "needs the MCP test servers (.ci/setup-mcp.sh)"]
 fn structured_content_mirroring_the_text_is_passed_once_and_spills_as_lines() {
@@ -341,20 +361,7 @@ fn structured_content_mirroring_the_text_is_passed_once_and_spills_as_lines() {
         .collect();
     assert!(body.len() > 60_000);
     std::fs::write(&file, &body).unwrap();
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "[mcp_servers.fs]\ncommand = {}\nargs = [{}]\n",
-        toml_str(&npm_bin("mcp-server-filesystem")),
-        toml_str(dir.path())
-    ));
-    let out = home.run(
-        &[
-            "call",
-            "mcp__fs__read_text_file",
-            &json!({"path": file}).to_string(),
-        ],
-        None,
-    );
+    let (_home, out) = read_through_filesystem_server(dir.path(), &file);
     assert!(out.status.success(), "{}", stderr(&out));
     let value = stdout_json(&out);
     assert_eq!(value["result"], body, "one copy of the text, nothing else");
@@ -375,20 +382,7 @@ fn a_spilled_mcp_result_is_readable_in_pages() {
         .collect();
     assert!(body.len() > 150_000);
     std::fs::write(&file, &body).unwrap();
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "[mcp_servers.fs]\ncommand = {}\nargs = [{}]\n",
-        toml_str(&npm_bin("mcp-server-filesystem")),
-        toml_str(dir.path())
-    ));
-    let out = home.run(
-        &[
-            "call",
-            "mcp__fs__read_text_file",
-            &json!({"path": file}).to_string(),
-        ],
-        None,
-    );
+    let (home, out) = read_through_filesystem_server(dir.path(), &file);
     let value = stdout_json(&out);
     assert_eq!(value["truncated"], true, "{value:.300}");
     let saved = value["saved_to"].as_str().unwrap().to_string();
