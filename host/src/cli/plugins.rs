@@ -18,7 +18,7 @@ use crate::plugins::discovery::{self, Roots};
 use crate::plugins::install::{InstallOptions, install};
 use crate::plugins::manifest::{host_api_requirement, host_api_version};
 use crate::plugins::scaffold::{ApiSource, create};
-use crate::plugins::{Isolation, PluginRecord, PluginStatus};
+use crate::plugins::{Isolation, PluginKind, PluginRecord, PluginStatus};
 
 /// `println!` that ignores a closed stdout (`toolhost plugins list | head`).
 macro_rules! say {
@@ -172,20 +172,22 @@ fn list(host: &Toolhost, as_json: bool) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     say!(
-        "{:<20} {:<9} {:<10} {:<9} {:>5} {:>5}",
+        "{:<20} {:<9} {:<10} {:<6} {:<9} {:>5} {:>5}",
         "NAME",
         "VERSION",
         "SOURCE",
+        "KIND",
         "STATUS",
         "TOOLS",
         "HOOKS"
     );
     for r in &records {
         say!(
-            "{:<20} {:<9} {:<10} {:<9} {:>5} {:>5}",
+            "{:<20} {:<9} {:<10} {:<6} {:<9} {:>5} {:>5}",
             r.name,
             r.version.as_deref().unwrap_or("-"),
             r.source,
+            r.kind,
             r.status,
             r.tools.len(),
             r.hooks.len()
@@ -260,6 +262,7 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
         show("description:", d);
     }
     show("source:", &record.source.to_string());
+    show("kind:", &record.kind.to_string());
     show("status:", &record.status.to_string());
     if let Some(reason) = &record.reason {
         show("reason:", reason);
@@ -267,12 +270,13 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
     show("library:", &record.path.display().to_string());
     show(
         "manifest:",
-        &record
-            .manifest
-            .as_ref()
-            .map_or("(embedded in the library)".into(), |p| {
-                p.display().to_string()
-            }),
+        &record.manifest.as_ref().map_or_else(
+            || match record.kind {
+                PluginKind::Python => "(pip package: the entry point)".into(),
+                PluginKind::Native => "(embedded in the library)".into(),
+            },
+            |p| p.display().to_string(),
+        ),
     );
     let api = match (&record.api, &record.built_for) {
         (Some(api), Some(built)) => format!("{api} (built for {built})"),
@@ -316,6 +320,9 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
     }
     for warning in &record.warnings {
         show("warning:", warning);
+    }
+    for what in &record.unsupported {
+        show("unsupported:", what);
     }
     if let Some(detail) = record
         .detail
@@ -427,10 +434,21 @@ fn set_enabled(cli: &Cli, name: &str, enable: bool) -> Result<ExitCode, CliError
     let home = cli.home()?;
     let loaded = cli.load_config(&home)?;
     let roots = Roots::from_process(&home, &loaded.config.plugins);
-    let known: Vec<String> = discovery::scan(&roots)
+    let mut known: Vec<String> = discovery::scan(&roots)
         .into_iter()
         .map(|(source, location, off)| discovery::inspect(source, &location, off).name)
         .collect();
+    let python = &loaded.config.plugins.python;
+    if !known.iter().any(|n| n == name)
+        && !python.no_entry_points
+        && let Some(interpreter) = python.resolve_interpreter(home.root())
+    {
+        // pip-installed Hermes plugins (their entry points name them).
+        match crate::plugins::python::shim::list_entry_points(&interpreter) {
+            Ok(eps) => known.extend(eps.into_iter().map(|ep| ep.name)),
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
     if !known.iter().any(|n| n == name) {
         return Err(CliError::Input(format!(
             "no plugin named {name} was found (found: {})",

@@ -16,6 +16,11 @@
 //! max_crashes = 3             # crashes of a process plugin before it is given up (0 = never)
 //! memory_limit_mb = 4096      # address-space cap of each plugin process (0 = none)
 //!
+//! [plugins.python]            # Hermes Python plugins (always out of process)
+//! interpreter = "~/venvs/hermes/bin/python"  # default: $VIRTUAL_ENV/bin/python, else python3
+//! no_entry_points = false     # true: ignore pip packages' hermes_agent.plugins entry points
+//! allow_tool_override = []    # Python plugins allowed to replace core tools
+//!
 //! [plugins.isolation]         # per plugin: "process" or "in-process"
 //! thirdparty = "process"
 //!
@@ -32,6 +37,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::process::Isolation;
+use super::python::PythonConfig;
 
 /// `[plugins]`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -64,6 +70,8 @@ pub struct PluginsConfig {
     pub max_crashes: u32,
     /// Address-space cap (`RLIMIT_AS`) of each plugin process, in MiB; 0 = none.
     pub memory_limit_mb: u64,
+    /// `[plugins.python]`: the interpreter and rules for Hermes Python plugins.
+    pub python: PythonConfig,
     /// Per-plugin settings, handed to the plugin at registration.
     pub config: BTreeMap<String, toml::Value>,
     /// Per-plugin overrides of `max_panics`, `timeout_secs`, `check_timeout_secs` and
@@ -101,6 +109,7 @@ impl Default for PluginsConfig {
             isolation: BTreeMap::new(),
             max_crashes: 3,
             memory_limit_mb: 4096,
+            python: PythonConfig::default(),
             config: BTreeMap::new(),
             limits: BTreeMap::new(),
         }

@@ -22,6 +22,7 @@ pub mod loader;
 mod logger;
 pub mod manifest;
 pub mod process;
+pub mod python;
 pub mod runtime;
 pub mod scaffold;
 
@@ -34,7 +35,7 @@ use tools_core::{Home, Hooks, Registry};
 
 pub use adapter::RefusedTool;
 pub use config::PluginsConfig;
-pub use discovery::{Candidate, PluginSource, Roots};
+pub use discovery::{Candidate, PluginKind, PluginSource, Roots};
 pub use fault::PluginFault;
 pub use process::Isolation;
 use process::{ProcessLimits, ProcessPlugin};
@@ -73,6 +74,8 @@ pub struct PluginRecord {
     pub description: Option<String>,
     /// Where it was found.
     pub source: PluginSource,
+    /// Native library or Python plugin.
+    pub kind: PluginKind,
     /// The library file.
     pub path: PathBuf,
     /// `plugin.toml` (absent for self-describing libraries).
@@ -105,6 +108,8 @@ pub struct PluginRecord {
     pub crashes: u32,
     /// Non-fatal problems.
     pub warnings: Vec<String>,
+    /// What a Python plugin registered that toolhost cannot serve.
+    pub unsupported: Vec<String>,
     /// The full failure report (abi_stable's layout dump, loader messages).
     #[serde(skip)]
     pub detail: Option<String>,
@@ -123,6 +128,7 @@ impl PluginRecord {
                 .map(|m| m.description.clone())
                 .filter(|d| !d.is_empty()),
             source: candidate.source,
+            kind: candidate.kind,
             path: candidate.library.clone(),
             manifest: candidate.manifest_path.clone(),
             api: manifest.map(|m| m.api.to_string()),
@@ -143,9 +149,13 @@ impl PluginRecord {
                     m.unknown_keys
                         .iter()
                         .map(|k| format!("unknown manifest key `{k}` ignored"))
-                        .collect()
+                        .collect::<Vec<_>>()
                 })
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into_iter()
+                .chain(candidate.warnings.iter().cloned())
+                .collect(),
+            unsupported: Vec::new(),
             detail: None,
             runtime: None,
         }
@@ -251,6 +261,7 @@ fn process_limits(config: &PluginsConfig) -> ProcessLimits {
         memory_bytes: config.memory_limit_mb.saturating_mul(1024 * 1024),
         max_crashes: config.max_crashes,
         startup: std::time::Duration::from_secs(30),
+        confinement: None,
     }
 }
 
@@ -262,10 +273,11 @@ pub fn load_plugins(
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
 ) -> PluginSet {
-    let candidates: Vec<Candidate> = discovery::scan(roots)
+    let mut candidates: Vec<Candidate> = discovery::scan(roots)
         .into_iter()
         .map(|(source, location, off)| discovery::inspect(source, &location, off))
         .collect();
+    candidates.extend(python::load::entry_point_candidates(home, config));
 
     // Later sources win: remember, per name, the last candidate with a readable manifest.
     let mut winners: HashMap<&str, usize> = HashMap::new();
@@ -309,6 +321,8 @@ pub fn load_plugins(
                 "off by default; turn it on with `toolhost plugins enable {}`",
                 candidate.name
             ))
+        } else if candidate.kind == PluginKind::Python {
+            python::load::load_one(home, config, candidate, registry, hooks, record)
         } else {
             load_one(
                 home,
@@ -393,9 +407,21 @@ fn load_one(
             }
         }
     };
-    let joined = adapter::join(&runtime, &declaration, manifest, registry, hooks);
+    join_loaded(record, runtime, &declaration, manifest, registry, hooks)
+}
+
+/// Join a started plugin's declaration to the registry and hooks; the loaded record.
+fn join_loaded(
+    mut record: PluginRecord,
+    runtime: Arc<PluginRuntime>,
+    declaration: &adapter::Declaration,
+    manifest: &manifest::Manifest,
+    registry: &Arc<Registry>,
+    hooks: &Arc<Hooks>,
+) -> PluginRecord {
+    let joined = adapter::join(&runtime, declaration, manifest, registry, hooks);
     for refused in &joined.refused {
-        tracing::warn!(plugin = %candidate.name, tool = %refused.name, "tool refused: {}", refused.reason);
+        tracing::warn!(plugin = %record.name, tool = %refused.name, "tool refused: {}", refused.reason);
     }
     record.status = PluginStatus::Loaded;
     record.tools = joined.tools;
@@ -403,6 +429,6 @@ fn load_one(
     record.refused_tools = joined.refused;
     record.warnings.extend(joined.warnings);
     record.runtime = Some(runtime);
-    tracing::debug!(plugin = %record.name, source = %record.source, tools = record.tools.len(), "plugin loaded");
+    tracing::debug!(plugin = %record.name, source = %record.source, kind = %record.kind, tools = record.tools.len(), "plugin loaded");
     record
 }

@@ -224,7 +224,9 @@ impl PluginRuntime {
         let object = match &self.backend {
             Backend::InProcess(object) => object,
             Backend::Process(process) => {
-                return self.process_call(process, index, args, context);
+                let cancel = ctx.cancel.clone();
+                let cancelled = move || cancel.is_cancelled();
+                return self.process_call(process, index, args, context, &cancelled);
             }
         };
         let cancel = AtomicBool::new(false);
@@ -286,22 +288,24 @@ impl PluginRuntime {
         }
     }
 
-    /// Tool call `index` through the child process.
+    /// Tool call `index` through the child process; a cancelled call kills the child.
     fn process_call(
         &self,
         process: &ProcessPlugin,
         index: u32,
         args: String,
         context: String,
+        cancelled: &dyn Fn() -> bool,
     ) -> ToolOutcome {
         let op = Op::Call {
             index,
             args,
             context,
         };
-        match process.request(op, self.limits.timeout) {
+        match process.request_cancellable(op, self.limits.timeout, Some(cancelled)) {
             Ok(answer) => self.outcome(answer_result(answer)),
             Err(ProcessFault::TimedOut { seconds }) => Err(ToolError::Timeout { seconds }),
+            Err(ProcessFault::Cancelled) => Err(ToolError::Cancelled),
             Err(fault) => {
                 let message = self.process_fault(process, &fault);
                 Err(ToolError::other("plugin_crashed", message))
@@ -335,6 +339,7 @@ impl PluginRuntime {
                 what: what.to_string(),
                 seconds,
             }),
+            Err(ProcessFault::Cancelled) => Err(PluginFault::failed("cancelled", "cancelled")),
             Err(fault) => Err(PluginFault::failed(
                 "crashed",
                 self.process_fault(process, &fault),
