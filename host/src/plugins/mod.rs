@@ -15,12 +15,21 @@ pub mod call;
 pub mod config;
 pub mod discovery;
 pub mod elf;
+#[cfg(all(
+    test,
+    target_os = "linux",
+    target_pointer_width = "64",
+    target_endian = "little"
+))]
+mod elf_prop_tests;
 pub mod executor;
 pub mod fault;
 pub mod install;
 pub mod loader;
 mod logger;
 pub mod manifest;
+#[cfg(test)]
+mod manifest_prop_tests;
 pub mod process;
 pub mod python;
 pub mod runtime;
