@@ -2,6 +2,8 @@
 //! native plugins.
 //!
 //! `list`, `info` and `doctor` start the host (they load plugins to report on them);
+//! `reload` asks running hosts to replace a process plugin's child (see
+//! `plugins::control`);
 //! `enable`, `disable`, `new` and `install` never load a plugin, so a plugin that
 //! crashes the host can still be turned off.
 
@@ -83,6 +85,13 @@ pub enum PluginsCommand {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Replace a process plugin (native or Python) with a fresh process running the code
+    /// now on disk, in every running host of this home; with none running, check that it
+    /// reloads and show what it registers.
+    Reload {
+        /// Plugin name.
+        name: String,
+    },
     /// Turn a plugin on (edits config.toml, keeping its comments).
     Enable {
         /// Plugin name.
@@ -131,6 +140,7 @@ pub fn run(cli: &Cli, args: &PluginsArgs) -> Result<ExitCode, CliError> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        PluginsCommand::Reload { name } => reload(cli, name),
         PluginsCommand::Enable { name } => set_enabled(cli, name, true),
         PluginsCommand::Disable { name } => set_enabled(cli, name, false),
     }
@@ -331,6 +341,30 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
     {
         say!("\n{detail}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn reload(cli: &Cli, name: &str) -> Result<ExitCode, CliError> {
+    let home = cli.home()?;
+    let asked = crate::plugins::control::request_reload(&home, name);
+    if asked > 0 {
+        say!("asked {asked} running host(s) to reload {name} (their logs say how it went)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let host = cli.start_quiet()?;
+    let record = host
+        .plugins
+        .reload(name, &host.registry, &host.hooks)
+        .map_err(|e| CliError::Input(e.to_string()))?;
+    say!(
+        "no running host; {name} reloads: pid {}, tools: {}",
+        record.pid.map_or_else(|| "-".into(), |p| p.to_string()),
+        if record.tools.is_empty() {
+            "-".into()
+        } else {
+            record.tools.join(", ")
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
 

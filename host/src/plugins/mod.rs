@@ -13,6 +13,7 @@ pub mod adapter;
 pub mod bundle;
 pub mod call;
 pub mod config;
+pub mod control;
 pub mod discovery;
 pub mod elf;
 #[cfg(all(
@@ -32,6 +33,7 @@ pub mod manifest;
 mod manifest_prop_tests;
 pub mod process;
 pub mod python;
+pub mod reload;
 pub mod runtime;
 pub mod scaffold;
 
@@ -193,6 +195,12 @@ impl PluginRecord {
                 record.restarts = process.restarts();
                 record.crashes = process.crashes();
             }
+            if let Some(rejoined) = runtime.rejoined() {
+                record.tools = rejoined.tools;
+                record.hooks = rejoined.hooks;
+                record.refused_tools = rejoined.refused;
+                record.unsupported = rejoined.unsupported;
+            }
             if let Some(reason) = runtime.disabled_reason() {
                 record.status = PluginStatus::Disabled;
                 record.reason = Some(reason);
@@ -264,13 +272,42 @@ fn host_info(home: &Home, config: &PluginsConfig, name: &str, library: &Path) ->
     .to_string()
 }
 
-/// The process limits from `[plugins]`.
-fn process_limits(config: &PluginsConfig) -> ProcessLimits {
+/// The process limits from `[plugins]`: the memory cap, crash limit, and the kernel
+/// floor (`plugins.confine`), prepared once for every plugin process.
+fn process_limits(home: &Home, config: &PluginsConfig) -> ProcessLimits {
     ProcessLimits {
         memory_bytes: config.memory_limit_mb.saturating_mul(1024 * 1024),
         max_crashes: config.max_crashes,
         startup: std::time::Duration::from_secs(30),
-        confinement: None,
+        confinement: plugin_confinement(home, config),
+    }
+}
+
+/// The Landlock/seccomp floor of plugin processes, when `plugins.confine` asks for one.
+fn plugin_confinement(
+    home: &Home,
+    config: &PluginsConfig,
+) -> Option<Arc<tools_core::environments::confine::Confinement>> {
+    use tools_core::environments::confine::{ConfineMode, Confinement, WritableRoots};
+    if config.confine == ConfineMode::Off {
+        return None;
+    }
+    let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let extra = config.resolved_writable(home.root());
+    let roots = WritableRoots::for_mode(
+        config.confine,
+        &workdir,
+        user_home.as_deref(),
+        home.root(),
+        &extra,
+    );
+    match Confinement::prepare(&roots) {
+        Ok(confinement) => Some(Arc::new(confinement)),
+        Err(error) => {
+            tracing::error!(%error, "plugins.confine: plugin processes cannot be confined");
+            None
+        }
     }
 }
 
@@ -282,6 +319,7 @@ pub fn load_plugins(
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
 ) -> PluginSet {
+    let limits = process_limits(home, config);
     let mut candidates: Vec<Candidate> = discovery::scan(roots)
         .into_iter()
         .map(|(source, location, off)| discovery::inspect(source, &location, off))
@@ -331,11 +369,12 @@ pub fn load_plugins(
                 candidate.name
             ))
         } else if candidate.kind == PluginKind::Python {
-            python::load::load_one(home, config, candidate, registry, hooks, record)
+            python::load::load_one(home, config, &limits, candidate, registry, hooks, record)
         } else {
             load_one(
                 home,
                 config,
+                &limits,
                 candidate,
                 registry,
                 hooks,
@@ -354,9 +393,11 @@ pub fn load_plugins(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn load_one(
     home: &Home,
     config: &PluginsConfig,
+    proc_limits: &ProcessLimits,
     candidate: &Candidate,
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
@@ -401,7 +442,7 @@ fn load_one(
             Err(err) => return record.fail(err.to_string(), err.detail()),
         },
         Isolation::Process => {
-            match ProcessPlugin::start(&candidate.name, &canonical, &info, process_limits(config)) {
+            match ProcessPlugin::start(&candidate.name, &canonical, &info, proc_limits.clone()) {
                 Ok((process, declaration)) => (
                     PluginRuntime::new_process(
                         &candidate.name,
@@ -428,6 +469,7 @@ fn join_loaded(
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
 ) -> PluginRecord {
+    runtime.set_manifest(manifest.clone());
     let joined = adapter::join(&runtime, declaration, manifest, registry, hooks);
     for refused in &joined.refused {
         tracing::warn!(plugin = %record.name, tool = %refused.name, "tool refused: {}", refused.reason);

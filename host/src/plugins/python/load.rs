@@ -12,7 +12,7 @@ use super::manifest::python_manifest;
 use super::shim::{self, EntryPoint, Spec, Target};
 use crate::plugins::discovery::{Candidate, Failure, PluginKind, PluginSource};
 use crate::plugins::process::protocol::{Answer, Callback, WireError};
-use crate::plugins::process::{CallbackHandler, Isolation, ProcessPlugin, plugin};
+use crate::plugins::process::{CallbackHandler, Isolation, ProcessLimits, ProcessPlugin, plugin};
 use crate::plugins::{PluginRecord, PluginRuntime, PluginsConfig, RuntimeLimits};
 
 /// True when the entry points of the Python environment should be listed: Python
@@ -122,6 +122,7 @@ pub fn dispatch_callback(plugin: &str, registry: &Arc<Registry>) -> Arc<Callback
 pub fn load_one(
     home: &Home,
     config: &PluginsConfig,
+    limits: &ProcessLimits,
     candidate: &Candidate,
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
@@ -146,11 +147,10 @@ pub fn load_one(
         spec.profile_name = profile.clone();
     }
     let launch = spec.launch(&interpreter);
-    let (process, hello) =
-        match ProcessPlugin::launch(name, launch, super::super::process_limits(config)) {
-            Ok(started) => started,
-            Err(err) => return record.fail(err.to_string(), err.detail()),
-        };
+    let (process, hello) = match ProcessPlugin::launch(name, launch, limits.clone()) {
+        Ok(started) => started,
+        Err(err) => return record.fail(err.to_string(), err.detail()),
+    };
     let declaration = match plugin::parse_declaration(&hello) {
         Ok(declaration) => declaration,
         Err(err) => return record.fail(err.to_string(), err.detail()),
