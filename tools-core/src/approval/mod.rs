@@ -54,6 +54,7 @@ mod checks;
 pub mod cli;
 mod detect;
 mod engine;
+mod env_vars;
 mod expand;
 mod fastpath;
 mod gate;
