@@ -41,6 +41,9 @@ pub(crate) struct Analyzer {
     cwd: Option<String>,
     /// Name of the function whose body is being walked.
     function: Option<String>,
+    /// Strict mode's proof: `Some(true)` while every command seen only reads (see
+    /// [`super::strict`]); `None` when not asked.
+    pub strict: Option<bool>,
     /// Whether the fast path handled the top-level text (for tests and benches).
     pub used_fast_path: bool,
     /// Force the full parser (differential tests of the fast path).
@@ -122,6 +125,9 @@ impl Analyzer {
     /// Analyse one simple command whose stdin comes from `stdin`. Returns where its stdout
     /// comes from.
     pub(crate) fn command(&mut self, cmd: &Cmd<'_>, stdin: &Source, place: Placement) -> Source {
+        if self.strict == Some(true) && !super::strict::command_is_safe(cmd) {
+            self.strict = Some(false);
+        }
         let out = self.command_inner(cmd, stdin, place);
         for target in &cmd.writes {
             let target = self.resolve(target);

@@ -96,6 +96,9 @@ pub mod rules;
 mod settings;
 mod shell;
 mod smart;
+mod strict;
+#[cfg(test)]
+mod strict_tests;
 mod surface;
 mod verdict;
 mod wrappers;
@@ -106,5 +109,6 @@ pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};
 pub use smart::{SmartApprover, SmartVerdict};
+pub use strict::provably_read_only;
 pub use surface::{ApprovalCallback, ApprovalRequest, BoxFuture, Choice, Surfaces};
 pub use verdict::{Finding, Verdict};
