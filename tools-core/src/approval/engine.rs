@@ -241,7 +241,7 @@ impl ApprovalEngine {
             if !verdict.dangerous() && provably_read_only(command) {
                 return GateDecision::Approved { note: None };
             }
-            let mut findings = verdict.findings.clone();
+            let mut findings = verdict.findings;
             if findings.is_empty() {
                 findings.push(Finding::new(&rules::STRICT_UNPROVEN));
             }
