@@ -52,6 +52,8 @@ pub mod shell_connection;
 pub mod singularity;
 mod spawn_thread;
 pub mod ssh;
+#[cfg(target_os = "linux")]
+mod subreaper;
 
 pub use capture::{CapturedOutput, OutputCapture};
 pub use local_child::group_has_live_members;
