@@ -37,6 +37,8 @@ pub struct ExecRequest {
     pub max_output: usize,
     /// Where the full output goes when it exceeds `max_output`.
     pub spill: Option<SpillTarget>,
+    /// A human approved the command (see [`SpawnRequest::approved`]).
+    pub approved: bool,
 }
 
 /// What a foreground command produced.
@@ -236,6 +238,7 @@ impl TaskEnvironment {
             stdin: StdinMode::Null,
             pty: false,
             pid_file,
+            approved: request.approved,
         })?;
         let mut capture = OutputCapture::new(request.max_output, request.spill.clone());
         let ending = exec::wait_for(
@@ -286,6 +289,7 @@ impl TaskEnvironment {
         command: &str,
         workdir: Option<&str>,
         pty: bool,
+        approved: bool,
     ) -> Result<(Box<dyn RunningCommand>, String), EnvError> {
         self.touch();
         let cwd = self.effective_cwd(workdir);
@@ -305,6 +309,7 @@ impl TaskEnvironment {
             stdin,
             pty: pty && self.backend.supports_pty(),
             pid_file,
+            approved,
         })?;
         Ok((child, cwd))
     }
