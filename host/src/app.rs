@@ -206,6 +206,17 @@ impl Toolhost {
         services
             .tool_caller
             .set(Arc::new(PipelineCaller(dispatcher.clone())));
+        services
+            .cron
+            .executor
+            .set(Arc::new(crate::cron::AgentExecutor::new(
+                home.clone(),
+                config.config.clone(),
+                Arc::clone(&registry),
+                Toolsets::from_config(&config.config.toolsets)?,
+                Arc::clone(&services),
+                dispatcher.clone(),
+            )));
         Ok(Toolhost {
             home,
             config,
@@ -233,31 +244,45 @@ impl Toolhost {
 
     /// Batch options from `[dispatch]`, for calls of `context`'s task and session.
     pub fn batch_options(&self, context: ToolContext) -> BatchOptions {
-        let settings = &self.config.config.dispatch;
-        BatchOptions {
-            max_concurrency: settings.max_concurrency.max(1),
-            deadline: (settings.batch_timeout_secs > 0.0)
-                .then(|| Duration::from_secs_f64(settings.batch_timeout_secs)),
-            cancel_grace: Duration::from_secs_f64(settings.cancel_grace_secs.max(0.0)),
-            context,
-            resolve_path: self.path_resolver(),
-            ..BatchOptions::default()
-        }
+        batch_options_for(&self.config.config.dispatch, &self.services, context)
     }
 
     /// Resolves file-tool paths the way the tools do (against the task's working
     /// directory in its environment), for the batch planner's overlap checks.
     pub fn path_resolver(&self) -> PathResolver {
-        let services = Arc::clone(&self.services);
-        Arc::new(move |ctx, path| {
-            let files = services.files.for_task(ctx.task_key());
-            let resolved = files.resolve(path);
-            // Only the host's own file system can be asked about symlinks.
-            if files.kind() == "local" {
-                canonical_path(&resolved)
-            } else {
-                resolved
-            }
-        })
+        path_resolver_for(&self.services)
     }
+}
+
+/// Batch options from `[dispatch]` over `services`' file systems (what
+/// [`Toolhost::batch_options`] gives), for calls of `context`'s task and session.
+pub fn batch_options_for(
+    settings: &crate::dispatch::DispatchSettings,
+    services: &Arc<CoreServices>,
+    context: ToolContext,
+) -> BatchOptions {
+    BatchOptions {
+        max_concurrency: settings.max_concurrency.max(1),
+        deadline: (settings.batch_timeout_secs > 0.0)
+            .then(|| Duration::from_secs_f64(settings.batch_timeout_secs)),
+        cancel_grace: Duration::from_secs_f64(settings.cancel_grace_secs.max(0.0)),
+        context,
+        resolve_path: path_resolver_for(services),
+        ..BatchOptions::default()
+    }
+}
+
+/// Resolves file-tool paths against each task's file system ([`Toolhost::path_resolver`]).
+pub fn path_resolver_for(services: &Arc<CoreServices>) -> PathResolver {
+    let services = Arc::clone(services);
+    Arc::new(move |ctx, path| {
+        let files = services.files.for_task(ctx.task_key());
+        let resolved = files.resolve(path);
+        // Only the host's own file system can be asked about symlinks.
+        if files.kind() == "local" {
+            canonical_path(&resolved)
+        } else {
+            resolved
+        }
+    })
 }

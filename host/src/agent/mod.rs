@@ -29,7 +29,7 @@ pub mod untrusted;
 #[cfg(test)]
 mod turn_tests;
 
-pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, ToolOffer};
+pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, HostPieces, ToolOffer};
 pub use client::{ChatRequest, Completion, ModelClient, ModelError};
 pub use events::{AgentEvent, EventSink};
 pub use message::{AssistantToolCall, Content, FunctionCall, Message, Role, Usage};

@@ -4,6 +4,7 @@
 
 mod approvals_cli;
 mod cli_contract;
+mod cron_scheduler;
 mod execute_code_cli;
 mod install;
 mod isolation_process;
