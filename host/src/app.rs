@@ -119,6 +119,8 @@ pub struct Toolhost {
     pub plugins: PluginSet,
     /// The MCP servers whose tools are registered (stopped by [`Toolhost::shutdown`]).
     pub mcp: McpManager,
+    /// The FIFO `toolhost plugins reload` writes to, while process plugins run.
+    reload_channel: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Toolhost {
@@ -136,6 +138,9 @@ impl Drop for Toolhost {
     /// paths that bypass drop must call `services.shutdown()` themselves).
     fn drop(&mut self) {
         self.services.shutdown();
+        if let Some(fifo) = &self.reload_channel {
+            crate::plugins::control::stop_listening(fifo);
+        }
     }
 }
 
@@ -173,6 +178,7 @@ impl Toolhost {
         let plugin_config = &config.config.plugins;
         let roots = Roots::from_process(&home, plugin_config);
         let plugins = load_plugins(&home, plugin_config, &roots, &registry, &hooks);
+        let reload_channel = crate::plugins::control::listen(&home, &plugins, &registry, &hooks);
         // MCP last: its tools never shadow core or plugin tools.
         let mcp = if options.skip_mcp {
             McpManager::empty()
@@ -222,6 +228,7 @@ impl Toolhost {
             core_failures,
             plugins,
             mcp,
+            reload_channel,
         })
     }
 
@@ -230,6 +237,9 @@ impl Toolhost {
     pub fn shutdown(&self) {
         self.mcp.shutdown();
         self.services.shutdown();
+        if let Some(fifo) = &self.reload_channel {
+            crate::plugins::control::stop_listening(fifo);
+        }
     }
 
     /// Batch options from `[dispatch]`, for calls of `context`'s task and session.

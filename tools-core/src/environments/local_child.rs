@@ -2,7 +2,8 @@
 //! when asked), with stdout and stderr merged into one pipe. Killing it signals the whole
 //! group (SIGTERM, up to 1 s grace, SIGKILL) and reaps the leader, so nothing is left behind.
 //! A contained child ([`LocalChild::spawn_contained`]) also ends whatever left the group
-//! (daemons, `setsid`) through its [`Scope`], when killed and when dropped.
+//! (daemons, `setsid`) through its [`Scope`], when killed and when dropped; without a
+//! cgroup, a piped one runs under a subreaper runner (`subreaper.rs`) as well.
 //!
 //! Used directly by the local and sandbox backends, and for the client processes of the
 //! ssh and singularity backends.
@@ -205,6 +206,12 @@ impl LocalChild {
             }
         } else {
             cmd.process_group(0);
+        }
+        // Without a cgroup, a subreaper runner keeps what leaves the group *and* drops
+        // the environment mark (the last escape of the mark fallback).
+        #[cfg(target_os = "linux")]
+        if scope.is_some_and(|scope| scope.cgroup().is_none()) {
+            super::subreaper::attach(&mut cmd);
         }
         #[cfg(target_os = "linux")]
         super::confine::attach(&mut cmd, spec.confine.clone());

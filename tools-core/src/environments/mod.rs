@@ -45,6 +45,8 @@ pub mod settings;
 pub mod shell;
 pub mod singularity;
 pub mod ssh;
+#[cfg(target_os = "linux")]
+mod subreaper;
 
 pub use capture::{CapturedOutput, OutputCapture};
 pub use local_child::group_has_live_members;
