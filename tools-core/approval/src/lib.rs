@@ -50,8 +50,8 @@
 
 mod analyze;
 mod ansi_c;
+pub mod bridge;
 mod checks;
-pub mod cli;
 mod detect;
 mod engine;
 mod expand;
@@ -60,6 +60,7 @@ mod gate;
 pub mod glob;
 mod model;
 mod normalize;
+mod observer;
 mod options;
 mod paths;
 #[cfg(unix)]
@@ -87,6 +88,7 @@ mod fail_closed_tests;
 mod oracle_tests;
 #[cfg(test)]
 mod prop_tests;
+pub mod redact;
 #[cfg(test)]
 mod rule_table_tests;
 #[cfg(test)]
@@ -95,6 +97,7 @@ pub mod rules;
 mod settings;
 mod shell;
 mod smart;
+mod store;
 mod surface;
 mod verdict;
 mod wrappers;
@@ -102,8 +105,10 @@ mod wrappers;
 pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser};
 pub use engine::{ALLOWLIST_KEYS, ApprovalEngine, messages};
 pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
+pub use observer::{ApprovalEvent, ApprovalObserver, NoObserver};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};
 pub use smart::{SmartApprover, SmartVerdict};
+pub use store::{AllowlistStore, MemoryOnly, StoreError};
 pub use surface::{ApprovalCallback, ApprovalRequest, BoxFuture, Choice, Surfaces};
 pub use verdict::{Finding, Verdict};
