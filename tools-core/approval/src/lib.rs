@@ -8,6 +8,14 @@
 //!   hardline floor, deny globs, modes (manual / smart / off), once / session / always
 //!   approvals, the terminal prompt or an embedder's callback, observers.
 //!
+//! The crate depends on no other toolhost crate, so another agent can adopt it: give
+//! [`ApprovalEngine::new`] an [`AllowlistStore`] (where "always" answers are kept;
+//! toolhost's edits `config.toml`) and an [`ApprovalObserver`] (toolhost's hooks). It
+//! also carries the two helpers the flow needs and the rest of toolhost shares through
+//! re-exports: [`redact`] (what a human or observer is shown of a command) and
+//! [`bridge`] (the gate is synchronous; the smart approver and embedder callbacks are
+//! async).
+//!
 //! ## How a command is read
 //! 1. [`normalize`]: ANSI/ECMA-48 escapes, C1 controls, NULs, zero-width characters and CRs
 //!    are removed and compatibility characters folded (NFKC: `ｒｍ` → `rm`).
