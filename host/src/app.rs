@@ -11,11 +11,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tools_core::approval::{ApprovalEngine, Surfaces};
+use tools_core::approval::{ApprovalEngine, ApprovalObserver, Surfaces};
 use tools_core::code_exec::ToolCaller;
 use tools_core::home::HomeError;
 use tools_core::tools::{CoreToolFailure, register_core_tools};
-use tools_core::{AgentLoopState, CoreServices, Home, Hooks, Registry, ToolContext};
+use tools_core::{
+    AgentLoopState, ConfigAllowlist, CoreServices, Home, Hooks, Registry, ToolContext,
+};
 
 use crate::batch::{BatchOptions, PathResolver, canonical_path};
 use crate::config::{ConfigError, LoadedConfig};
@@ -161,10 +163,12 @@ impl Toolhost {
         let config = LoadedConfig::load(options.config.as_deref(), &home.config_file())?;
         let registry = Arc::new(Registry::new());
         let hooks = Arc::new(Hooks::new());
-        let approval = ApprovalEngine::with_config_file(
+        let approval = ApprovalEngine::new(
             config.config.approvals.clone(),
-            config.path.clone().unwrap_or_else(|| home.config_file()),
-            Arc::clone(&hooks),
+            Arc::new(ConfigAllowlist::new(
+                config.path.clone().unwrap_or_else(|| home.config_file()),
+            )),
+            Arc::clone(&hooks) as Arc<dyn ApprovalObserver>,
             options.approval_surfaces.clone(),
         );
         let services = Arc::new(CoreServices::new(

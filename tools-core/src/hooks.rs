@@ -18,6 +18,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use toolhost_approval::ApprovalEvent;
+use toolhost_approval::ApprovalObserver;
+
 use crate::availability::panic_message;
 use crate::context::ToolContext;
 
@@ -107,26 +110,6 @@ pub struct TerminalOutput<'a> {
     pub task_id: &'a str,
     /// The backend (`local`, `docker`, `ssh`, ...).
     pub env_type: &'a str,
-}
-
-/// What approval observers see. Commands are already redacted.
-#[derive(Clone, Debug)]
-pub struct ApprovalEvent<'a> {
-    /// The (redacted) command.
-    pub command: &'a str,
-    /// Why it was flagged.
-    pub description: &'a str,
-    /// The rule keys that fired.
-    pub rule_keys: &'a [String],
-    /// The session the decision applies to.
-    pub session_key: &'a str,
-    /// Who is asked: `cli`, `callback`, `smart`, `mcp-elicitation`, `policy`.
-    pub surface: &'a str,
-    /// The tool call being decided.
-    pub tool_call_id: &'a str,
-    /// `None` before the decision; afterwards `once`, `session`, `always`, `deny`,
-    /// `timeout`, `smart_approve`, `smart_deny`, ...
-    pub choice: Option<&'a str>,
 }
 
 type PreFn = dyn Fn(&PreToolCall<'_>) -> PreToolDecision + Send + Sync;
@@ -429,6 +412,18 @@ impl Hooks {
         for hook in hooks {
             guarded(&hook.owner, "post_approval_response", || (hook.f)(event));
         }
+    }
+}
+
+/// The approval engine reports to the `pre_approval_request` / `post_approval_response`
+/// hooks.
+impl ApprovalObserver for Hooks {
+    fn pre_approval_request(&self, event: &ApprovalEvent<'_>) {
+        self.run_pre_approval_request(event);
+    }
+
+    fn post_approval_response(&self, event: &ApprovalEvent<'_>) {
+        self.run_post_approval_response(event);
     }
 }
 

@@ -1,23 +1,27 @@
-//! tools-core: toolhost's registry, core tools, approval system and execution
-//! environments.
+//! tools-core: toolhost's registry and core tools.
 //!
 //! The host (`toolhost` binary) builds a [`Registry`], registers the core tools with
 //! [`tools::register_core_tools`], then plugins and MCP tools; its dispatch pipeline calls
 //! into the registry. Everything here is usable on its own by embedders.
+//!
+//! Two subsystems are crates of their own (folders next to this one): the approval
+//! analyser and engine (`toolhost-approval`, re-exported as [`approval`], with the
+//! [`redact`]or and the async [`bridge`] it needs) and the execution environments
+//! (`toolhost-environments`, re-exported as [`environments`]). The re-exports keep
+//! `tools_core::approval::…` and `tools_core::environments::…` paths working.
 
 pub mod agent_loop;
 pub mod ansi;
-pub mod approval;
 pub mod atomic_file;
 pub mod availability;
-pub mod bridge;
 #[cfg(unix)]
 pub mod code_exec;
+pub mod config_allowlist;
 pub mod config_edit;
 pub mod context;
 pub mod cron;
 pub mod entry;
-pub mod environments;
+pub mod environment_files;
 pub mod error;
 pub mod file_lock;
 pub mod files;
@@ -26,7 +30,6 @@ pub mod home;
 pub mod hooks;
 pub mod panic_safe;
 pub mod prompter;
-pub mod redact;
 pub mod registry;
 pub mod result;
 pub mod services;
@@ -35,8 +38,13 @@ pub mod skills;
 pub mod stable_hash;
 pub mod tools;
 
+pub use toolhost_approval as approval;
+pub use toolhost_approval::{bridge, redact};
+pub use toolhost_environments as environments;
+
 pub use agent_loop::AgentLoopState;
 pub use availability::{Availability, AvailabilityCheck, AvailabilityPass};
+pub use config_allowlist::ConfigAllowlist;
 pub use context::ToolContext;
 pub use entry::{Parallelism, SchemaPatch, ToolBuilder, ToolEntry, ToolSource};
 pub use error::{RegisterError, ToolError};

@@ -8,8 +8,8 @@ use crate::approval::{AllowAllGate, ApprovalGate};
 #[cfg(unix)]
 use crate::code_exec::ToolCallerSlot;
 use crate::cron::CronService;
+use crate::environment_files::EnvironmentFiles;
 use crate::environments::EnvironmentManager;
-use crate::environments::files_provider::EnvironmentFiles;
 use crate::files::FileSystemProvider;
 use crate::home::Home;
 use crate::hooks::Hooks;
@@ -66,7 +66,11 @@ impl CoreServices {
         hooks: Arc<Hooks>,
         approval: Arc<dyn ApprovalGate>,
     ) -> Self {
-        let environments = EnvironmentManager::new(settings.terminal.clone(), home.clone());
+        let environments = EnvironmentManager::new(
+            settings.terminal.clone(),
+            home.root().to_path_buf(),
+            home.results_dir(),
+        );
         let cwd = std::env::current_dir().unwrap_or_default();
         let skills = Arc::new(SkillCatalog::from_settings(
             home.skills_dir(),

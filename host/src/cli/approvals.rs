@@ -17,8 +17,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use tools_core::Home;
-use tools_core::approval::cli as approvals;
 
+use super::approvals_actions as approvals;
 use super::{Cli, CliError};
 
 /// Arguments of `toolhost approvals`.

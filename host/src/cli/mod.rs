@@ -6,6 +6,7 @@
 //! adds 3 (model-call limit), 4 (ended by a turn rule) and 130 (interrupted).
 
 mod approvals;
+mod approvals_actions;
 mod call;
 mod chat;
 mod cron;

@@ -13,7 +13,7 @@ use tools_core::approval::{
 };
 use tools_core::environments::{BackendKind, TerminalSettings};
 use tools_core::settings::CoreSettings;
-use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
+use tools_core::{ConfigAllowlist, CoreServices, Home, Hooks, Registry, ToolContext};
 
 /// The real approval engine (manual mode, nobody to ask: flagged commands are denied),
 /// recording every check it is asked for.
@@ -31,7 +31,7 @@ impl RecordingGate {
                     command_allowlist: vec!["fs.recursive_delete".into()],
                     ..ApprovalSettings::default()
                 },
-                home,
+                Arc::new(ConfigAllowlist::new(home.config_file())),
                 Arc::new(Hooks::new()),
                 Surfaces::none(),
             ),

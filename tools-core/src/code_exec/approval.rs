@@ -55,13 +55,14 @@ mod tests {
 
     use super::*;
     use crate::approval::{ApprovalEngine, ApprovalSettings, Surfaces};
+    use crate::config_allowlist::ConfigAllowlist;
     use crate::hooks::Hooks;
 
     fn gate() -> Arc<dyn ApprovalGate> {
         let dir = tempfile::tempdir().unwrap();
-        ApprovalEngine::with_config_file(
+        ApprovalEngine::new(
             ApprovalSettings::default(),
-            dir.path().join("config.toml"),
+            Arc::new(ConfigAllowlist::new(dir.path().join("config.toml"))),
             Arc::new(Hooks::new()),
             Surfaces::none(),
         )

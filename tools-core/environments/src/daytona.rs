@@ -115,9 +115,9 @@ impl Environment for DaytonaEnvironment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environments::StdinMode;
-    use crate::environments::modal::tests::fake_python;
-    use crate::environments::sdk_helper::tests::fake_sdk;
+    use crate::StdinMode;
+    use crate::modal::tests::fake_python;
+    use crate::sdk_helper::tests::fake_sdk;
     use std::time::Duration;
 
     #[test]
@@ -172,7 +172,7 @@ class Daytona:
     #[test]
     fn helper_drives_the_sdk_protocol() {
         assert!(
-            crate::environments::local::which("python3").is_some(),
+            crate::local::which("python3").is_some(),
             "this test needs python3 on PATH"
         );
         let dir = tempfile::tempdir().unwrap();
@@ -193,7 +193,7 @@ class Daytona:
             cwd: "/".into(),
             persistent: false,
         };
-        let (code, out) = crate::environments::exec::run_collect(
+        let (code, out) = crate::exec::run_collect(
             &env,
             "echo out; exit 4",
             StdinMode::Null,

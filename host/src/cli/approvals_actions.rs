@@ -6,11 +6,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::detect::detect;
-use super::engine::ALLOWLIST_KEYS;
-use super::rules;
-use super::verdict::Verdict;
-use crate::config_edit::{self, ConfigEditError};
+use tools_core::approval::{ALLOWLIST_KEYS, Verdict, detect, rules};
+use tools_core::config_edit::{self, ConfigEditError};
 
 /// Why an `approvals` command failed.
 #[derive(Debug, thiserror::Error)]
@@ -176,4 +173,72 @@ pub fn revoke(config_file: &Path, key: &str, out: &mut dyn Write) -> Result<(), 
     }
     writeln!(out, "Revoked `{key}` ({}).", config_file.display())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_check_jsonl_echoes_commands() {
+        let input = "\"rm -rf /\"\n{\"command\": \"ls\"}\n\nnot json\n{\"cmd\": 1}\n";
+        let mut out = Vec::new();
+        let summary = check_jsonl(&mut input.as_bytes(), &mut out).unwrap();
+        assert_eq!(summary.commands, 2);
+        assert_eq!(summary.dangerous, 1);
+        assert_eq!(summary.bad_lines, 2);
+        let lines: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0]["command"], "rm -rf /");
+        assert_eq!(lines[0]["hardline"], true);
+        assert_eq!(lines[0]["rule"], "hardline.rm_root");
+        assert_eq!(lines[1]["command"], "ls");
+        assert_eq!(lines[1]["dangerous"], false);
+        assert_eq!(lines[2]["line"], 4);
+        assert!(lines[3]["error"].is_string());
+    }
+
+    #[test]
+    fn cli_list_shows_keys_with_descriptions() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(
+            &config,
+            "[approvals]\ncommand_allowlist = [\"git.force_push\", \"podman *\"]\n",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        assert_eq!(list(&config, false, &mut out).unwrap(), 2);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("git.force_push\tgit force push"), "{text}");
+        assert!(text.contains("podman *\twhole-command glob"), "{text}");
+        let mut out = Vec::new();
+        list_rules(true, &mut out).unwrap();
+        let listed: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(listed.as_array().unwrap().len(), rules::ALL.len());
+    }
+
+    #[test]
+    fn revoke_removes_a_key_keeping_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(
+            &config,
+            "[approvals]\n# rules I trust\ncommand_allowlist = [\"git.force_push\"]  # keep\n",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        revoke(&config, "git.force_push", &mut out).unwrap();
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(
+            !text.contains("git.force_push") && text.contains("# rules I trust"),
+            "{text}"
+        );
+        assert!(revoke(&config, "git.force_push", &mut out).is_err());
+        assert!(revoke(&config, "hardline.rm_root", &mut out).is_err());
+    }
 }

@@ -1,10 +1,10 @@
-//! The adversarial corpus (`tools-core/tests/data/approval-adversarial.txt`): evasions of
-//! the floor, fail-closed cases and look-alikes, each with the verdict it must get. Every
-//! mismatch is listed at once.
+//! The adversarial corpus (`tools-core/approval/tests/data/approval-adversarial.txt`):
+//! evasions of the floor, fail-closed cases and look-alikes, each with the verdict it
+//! must get. Every mismatch is listed at once.
 
 use super::detect::detect;
 
-const CORPUS: &str = include_str!("../../tests/data/approval-adversarial.txt");
+const CORPUS: &str = include_str!("../tests/data/approval-adversarial.txt");
 
 /// `{NL}`, `{ESC}`, `{BEL}` and `{U+XXXX}` placeholders to characters.
 fn decode(text: &str) -> String {

@@ -357,7 +357,7 @@ impl TaskEnvironment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environments::local::LocalEnvironment;
+    use crate::local::LocalEnvironment;
     use std::sync::Arc;
 
     fn env() -> TaskEnvironment {

@@ -35,7 +35,6 @@ mod docker_api;
 mod docker_init;
 pub mod env_filter;
 mod exec;
-pub mod files_provider;
 pub mod fs_ops;
 pub mod local;
 mod local_child;

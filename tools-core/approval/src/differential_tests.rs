@@ -206,8 +206,7 @@ impl Sandbox {
     fn command(&self, bwrap: &str, script: &str) -> Command {
         let mut cmd = Command::new("timeout");
         cmd.args(["-s", "KILL", "5"]);
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
+        if rustix::process::geteuid().is_root() {
             cmd.args([
                 "setpriv",
                 "--reuid=65534",

@@ -8,6 +8,14 @@
 //!   hardline floor, deny globs, modes (manual / smart / off), once / session / always
 //!   approvals, the terminal prompt or an embedder's callback, observers.
 //!
+//! The crate depends on no other toolhost crate, so another agent can adopt it: give
+//! [`ApprovalEngine::new`] an [`AllowlistStore`] (where "always" answers are kept;
+//! toolhost's edits `config.toml`) and an [`ApprovalObserver`] (toolhost's hooks). It
+//! also carries the two helpers the flow needs and the rest of toolhost shares through
+//! re-exports: [`redact`] (what a human or observer is shown of a command) and
+//! [`bridge`] (the gate is synchronous; the smart approver and embedder callbacks are
+//! async).
+//!
 //! ## How a command is read
 //! 1. [`normalize`]: ANSI/ECMA-48 escapes, C1 controls, NULs, zero-width characters and CRs
 //!    are removed and compatibility characters folded (NFKC: `ｒｍ` → `rm`).
@@ -50,8 +58,8 @@
 
 mod analyze;
 mod ansi_c;
+pub mod bridge;
 mod checks;
-pub mod cli;
 mod detect;
 mod engine;
 mod env_vars;
@@ -61,6 +69,7 @@ mod gate;
 pub mod glob;
 mod model;
 mod normalize;
+mod observer;
 mod options;
 mod paths;
 #[cfg(unix)]
@@ -90,6 +99,7 @@ mod fail_closed_tests;
 mod oracle_tests;
 #[cfg(test)]
 mod prop_tests;
+pub mod redact;
 #[cfg(test)]
 mod rule_table_tests;
 #[cfg(test)]
@@ -98,6 +108,7 @@ pub mod rules;
 mod settings;
 mod shell;
 mod smart;
+mod store;
 mod strict;
 #[cfg(test)]
 mod strict_tests;
@@ -108,9 +119,11 @@ mod wrappers;
 pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser};
 pub use engine::{ALLOWLIST_KEYS, ApprovalEngine, messages};
 pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
+pub use observer::{ApprovalEvent, ApprovalObserver, NoObserver};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};
 pub use smart::{SmartApprover, SmartVerdict};
+pub use store::{AllowlistStore, MemoryOnly, StoreError};
 pub use strict::provably_read_only;
 pub use surface::{ApprovalCallback, ApprovalRequest, BoxFuture, Choice, Surfaces};
 pub use verdict::{Finding, Verdict};

@@ -17,7 +17,6 @@
 //! about a flagged command, with the command redacted; the real command is what runs.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -31,10 +30,9 @@ use super::smart::{SmartApprover, SmartVerdict};
 use super::strict::provably_read_only;
 use super::surface::{ApprovalRequest, Choice, Surfaces};
 use super::verdict::{Finding, Verdict};
-use crate::config_edit;
-use crate::home::Home;
-use crate::hooks::{ApprovalEvent, Hooks};
+use crate::observer::{ApprovalEvent, ApprovalObserver};
 use crate::redact::redact;
+use crate::store::AllowlistStore;
 
 /// Where "always" approvals are stored in `config.toml`.
 pub const ALLOWLIST_KEYS: [&str; 2] = ["approvals", "command_allowlist"];
@@ -49,8 +47,8 @@ struct State {
 pub struct ApprovalEngine {
     settings: ApprovalSettings,
     mode: ApprovalMode,
-    config_file: PathBuf,
-    hooks: Arc<Hooks>,
+    store: Arc<dyn AllowlistStore>,
+    hooks: Arc<dyn ApprovalObserver>,
     surfaces: Surfaces,
     smart: Option<SmartApprover>,
     /// Allowlist entries that are not rule keys: whole-command globs.
@@ -62,30 +60,20 @@ impl std::fmt::Debug for ApprovalEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApprovalEngine")
             .field("mode", &self.mode)
-            .field("config_file", &self.config_file)
+            .field("store", &self.store)
             .field("surfaces", &self.surfaces)
             .finish_non_exhaustive()
     }
 }
 
 impl ApprovalEngine {
-    /// Build the gate. `home` locates `config.toml` (for "always"); `surfaces` says who
-    /// can be asked.
+    /// Build the gate. `store` keeps "always" approvals (toolhost's writes them to
+    /// `config.toml`), `hooks` observes every decision about a flagged command, `surfaces`
+    /// says who can be asked.
     pub fn new(
         settings: ApprovalSettings,
-        home: &Home,
-        hooks: Arc<Hooks>,
-        surfaces: Surfaces,
-    ) -> Arc<Self> {
-        Self::with_config_file(settings, home.config_file(), hooks, surfaces)
-    }
-
-    /// Like [`ApprovalEngine::new`], writing "always" approvals to `config_file` (the
-    /// host's `--config`).
-    pub fn with_config_file(
-        settings: ApprovalSettings,
-        config_file: PathBuf,
-        hooks: Arc<Hooks>,
+        store: Arc<dyn AllowlistStore>,
+        hooks: Arc<dyn ApprovalObserver>,
         surfaces: Surfaces,
     ) -> Arc<Self> {
         let mode = settings.mode();
@@ -106,7 +94,7 @@ impl ApprovalEngine {
         }
         Arc::new(ApprovalEngine {
             mode,
-            config_file,
+            store,
             hooks,
             surfaces,
             smart,
@@ -200,9 +188,9 @@ impl ApprovalEngine {
             choice,
         };
         if choice.is_none() {
-            self.hooks.run_pre_approval_request(&event);
+            self.hooks.pre_approval_request(&event);
         } else {
-            self.hooks.run_post_approval_response(&event);
+            self.hooks.post_approval_response(&event);
         }
     }
 
@@ -442,7 +430,7 @@ impl ApprovalEngine {
                 tool_call_id: &request.tool_call_id,
                 choice: None,
             };
-            self.hooks.run_pre_approval_request(&event);
+            self.hooks.pre_approval_request(&event);
         };
         if let Some(callback) = &self.surfaces.callback
             && callback.available(request)
@@ -565,10 +553,8 @@ impl ApprovalEngine {
                         .extend(keys.iter().cloned());
                 }
                 for key in keys {
-                    if let Err(err) =
-                        config_edit::add_to_array(&self.config_file, &ALLOWLIST_KEYS, key)
-                    {
-                        tracing::warn!(%err, key, "could not save the approval to config.toml");
+                    if let Err(err) = self.store.add(key) {
+                        tracing::warn!(%err, key, "could not save the approval");
                         saved.push(format!(" (not saved: {err})"));
                     }
                 }

@@ -505,8 +505,8 @@ mod tests {
 
     #[test]
     fn the_local_backend_confines_its_commands_as_configured() {
-        use crate::environments::local::LocalEnvironment;
-        use crate::environments::{Environment, SpawnRequest, StdinMode};
+        use crate::local::LocalEnvironment;
+        use crate::{Environment, SpawnRequest, StdinMode};
         if !landlock_available() {
             eprintln!("kernel without Landlock: nothing to test");
             return;

@@ -8,6 +8,7 @@
 //! id gets its own environment (and its own container on the docker backend).
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -24,7 +25,6 @@ use super::settings::TerminalSettings;
 use super::singularity::SingularityEnvironment;
 use super::ssh::SshEnvironment;
 use super::{BackendKind, EnvError, Environment};
-use crate::home::Home;
 
 /// Per-task settings that differ from the configuration.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -58,7 +58,11 @@ pub fn backend_availability(kind: BackendKind, settings: &TerminalSettings) -> R
 /// Creates, caches, reaps and cleans up task environments.
 pub struct EnvironmentManager {
     settings: TerminalSettings,
-    home: Home,
+    /// The toolhost home: its config, plugins and state are protected by the local
+    /// backend's confinement.
+    toolhost_home: PathBuf,
+    /// Where output too large for the model is spilled.
+    results_dir: PathBuf,
     envs: Mutex<HashMap<String, Arc<TaskEnvironment>>>,
     creating: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     overrides: Mutex<HashMap<String, TaskOverride>>,
@@ -82,9 +86,15 @@ impl std::fmt::Debug for EnvironmentManager {
 }
 
 impl EnvironmentManager {
-    /// A manager for `settings`; spilled output goes under `home`'s results directory.
-    /// Nothing is created until a task first needs an environment.
-    pub fn new(settings: TerminalSettings, home: Home) -> Arc<Self> {
+    /// A manager for `settings`; spilled output goes under `results_dir` (toolhost's
+    /// `<home>/results`), and the local backend's confinement protects the config,
+    /// plugins and state under `toolhost_home`. Nothing is created until a task first
+    /// needs an environment.
+    pub fn new(
+        settings: TerminalSettings,
+        toolhost_home: PathBuf,
+        results_dir: PathBuf,
+    ) -> Arc<Self> {
         let processes = Arc::new(ProcessRegistry::new(ProcessLimits {
             buffer_bytes: settings.background_buffer_bytes,
             max_processes: settings.max_background_processes.max(1),
@@ -92,7 +102,8 @@ impl EnvironmentManager {
         }));
         Arc::new(EnvironmentManager {
             settings,
-            home,
+            toolhost_home,
+            results_dir,
             envs: Mutex::new(HashMap::new()),
             creating: Mutex::new(HashMap::new()),
             overrides: Mutex::new(HashMap::new()),
@@ -132,7 +143,7 @@ impl EnvironmentManager {
             .map(|d| d.as_secs())
             .unwrap_or_default();
         SpillTarget {
-            dir: self.home.results_dir(),
+            dir: self.results_dir.clone(),
             stem: format!("terminal-{task}-{stamp}-{}", super::random_hex(6)),
             max_bytes: self.settings.spill_max_bytes,
         }
@@ -250,7 +261,7 @@ impl EnvironmentManager {
         Ok(match kind {
             BackendKind::Local => Arc::new(
                 LocalEnvironment::new(&s.cwd, s.env_passthrough.clone())
-                    .confined(&s.local, self.home.root()),
+                    .confined(&s.local, &self.toolhost_home),
             ),
             BackendKind::Sandbox => Arc::new(SandboxEnvironment::new(
                 &s.sandbox,

@@ -12,14 +12,14 @@
 //! ratio. Criterion's own figures follow (`approval/detect/mix` is one pass over the
 //! whole corpus; divide by 10 000 for µs per command).
 //!
-//! `cargo bench -p tools-core --bench approval`
+//! `cargo bench -p toolhost-approval --bench approval`
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput};
-use tools_core::approval::{detect, detect_full_parser};
+use toolhost_approval::{detect, detect_full_parser};
 
 fn corpus() -> Vec<String> {
     let path = std::env::var_os("APPROVAL_CORPUS")
@@ -37,7 +37,7 @@ fn corpus() -> Vec<String> {
 }
 
 /// µs per command for each of `reps` passes (after one warm-up pass).
-fn passes(cmds: &[String], reps: usize, f: fn(&str) -> tools_core::approval::Verdict) -> Vec<f64> {
+fn passes(cmds: &[String], reps: usize, f: fn(&str) -> toolhost_approval::Verdict) -> Vec<f64> {
     for c in cmds {
         black_box(f(c));
     }

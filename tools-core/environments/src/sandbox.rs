@@ -256,8 +256,8 @@ impl Environment for SandboxEnvironment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environments::StdinMode;
-    use crate::environments::local_child::ProcStat;
+    use crate::StdinMode;
+    use crate::local_child::ProcStat;
     use std::io::Read;
     use std::time::Duration;
 

@@ -5,8 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use super::surface::BoxFuture;
 use super::*;
-use crate::home::Home;
-use crate::hooks::Hooks;
 
 /// A human who answers every question with the same choice and counts the questions.
 struct Human {
@@ -23,7 +21,7 @@ impl ApprovalCallback for Human {
     }
 }
 
-fn engine(surfaces: Surfaces, dir: &tempfile::TempDir) -> Arc<ApprovalEngine> {
+fn engine(surfaces: Surfaces, _dir: &tempfile::TempDir) -> Arc<ApprovalEngine> {
     let settings = ApprovalSettings {
         mode: Some("strict".into()),
         no_human: NoHumanPolicy::Approve,
@@ -32,8 +30,8 @@ fn engine(surfaces: Surfaces, dir: &tempfile::TempDir) -> Arc<ApprovalEngine> {
     };
     ApprovalEngine::new(
         settings,
-        &Home::at(dir.path()),
-        Arc::new(Hooks::new()),
+        Arc::new(MemoryOnly),
+        Arc::new(NoObserver),
         surfaces,
     )
 }

@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use super::surface::BoxFuture;
 use super::*;
-use crate::home::Home;
-use crate::hooks::Hooks;
 
 /// The embedder's human, scripted.
 struct ScriptedHuman {
@@ -58,49 +56,67 @@ impl ApprovalCallback for ScriptedHuman {
 }
 
 struct Fixture {
-    _dir: tempfile::TempDir,
-    home: Home,
-    hooks: Arc<Hooks>,
-    events: Events,
+    store: Arc<SavedKeys>,
+    observer: Arc<Recorder>,
 }
 
 /// (surface, displayed command, choice) per observer call.
 type Events = Arc<Mutex<Vec<(String, String, Option<String>)>>>;
 
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let home = Home::at(dir.path());
-    let hooks = Arc::new(Hooks::new());
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let pre = Arc::clone(&events);
-    hooks.on_pre_approval_request("test", move |e| {
-        pre.lock()
+/// Records every observer call.
+#[derive(Default)]
+struct Recorder {
+    events: Events,
+}
+
+impl ApprovalObserver for Recorder {
+    fn pre_approval_request(&self, e: &ApprovalEvent<'_>) {
+        self.events
+            .lock()
             .unwrap()
             .push((e.surface.to_string(), e.command.to_string(), None));
-    });
-    let post = Arc::clone(&events);
-    hooks.on_post_approval_response("test", move |e| {
-        post.lock().unwrap().push((
+    }
+
+    fn post_approval_response(&self, e: &ApprovalEvent<'_>) {
+        self.events.lock().unwrap().push((
             e.surface.to_string(),
             e.command.to_string(),
             e.choice.map(str::to_string),
         ));
-    });
+    }
+}
+
+/// The "always" keys the engine saved.
+#[derive(Debug, Default)]
+struct SavedKeys(Mutex<Vec<String>>);
+
+impl AllowlistStore for SavedKeys {
+    fn add(&self, key: &str) -> Result<(), StoreError> {
+        self.0.lock().unwrap().push(key.to_string());
+        Ok(())
+    }
+}
+
+fn fixture() -> Fixture {
     Fixture {
-        _dir: dir,
-        home,
-        hooks,
-        events,
+        store: Arc::new(SavedKeys::default()),
+        observer: Arc::new(Recorder::default()),
     }
 }
 
 impl Fixture {
     fn engine(&self, settings: ApprovalSettings, surfaces: Surfaces) -> Arc<ApprovalEngine> {
-        ApprovalEngine::new(settings, &self.home, Arc::clone(&self.hooks), surfaces)
+        ApprovalEngine::new(
+            settings,
+            Arc::clone(&self.store) as Arc<dyn AllowlistStore>,
+            Arc::clone(&self.observer) as Arc<dyn ApprovalObserver>,
+            surfaces,
+        )
     }
 
     fn choices(&self) -> Vec<String> {
-        self.events
+        self.observer
+            .events
             .lock()
             .unwrap()
             .iter()
@@ -188,7 +204,7 @@ fn benign_commands_pass_without_observers() {
             human: false
         }
     );
-    assert!(f.events.lock().unwrap().is_empty());
+    assert!(f.observer.events.lock().unwrap().is_empty());
 }
 
 #[test]
@@ -293,6 +309,7 @@ fn observers_see_the_callback_surface_name() {
     );
     assert!(approved(&engine.check(&check("git reset --hard"))));
     let surfaces: Vec<String> = f
+        .observer
         .events
         .lock()
         .unwrap()
@@ -341,49 +358,22 @@ fn session_approves_the_rule_for_that_session_only() {
 }
 
 #[test]
-fn always_is_persisted_by_rule_key_preserving_comments() {
+fn always_is_saved_by_rule_key() {
     let f = fixture();
-    let config = f.home.config_file();
-    std::fs::write(
-        &config,
-        "# my settings\n[approvals]\n# rules I trust\ncommand_allowlist = []  # keep\n",
-    )
-    .unwrap();
     let human = ScriptedHuman::new(vec![Choice::Always]);
     let engine = f.engine(settings("manual"), Surfaces::callback(human));
     assert!(approved(&engine.check(&check("git push --force"))));
-    let text = std::fs::read_to_string(&config).unwrap();
-    assert!(
-        text.contains("# my settings")
-            && text.contains("# rules I trust")
-            && text.contains("# keep"),
-        "{text}"
-    );
-    let saved: ApprovalSettings = toml::from_str::<toml::Table>(&text)
-        .unwrap()
-        .get("approvals")
-        .cloned()
-        .unwrap()
-        .try_into()
-        .unwrap();
-    assert_eq!(saved.command_allowlist, vec!["git.force_push"]);
-    // A new process (engine) built from the saved settings approves without asking.
+    let saved = f.store.0.lock().unwrap().clone();
+    assert_eq!(saved, vec!["git.force_push"]);
+    // A new process (engine) built from the saved keys approves without asking.
+    let mut next = settings("manual");
+    next.command_allowlist = saved;
     let human2 = ScriptedHuman::new(vec![]);
-    let engine2 = f.engine(saved, Surfaces::callback(human2.clone()));
+    let engine2 = f.engine(next, Surfaces::callback(human2.clone()));
     let mut other_session = check("git push -f origin main");
     other_session.session_key = "other".into();
     assert!(approved(&engine2.check(&other_session)));
     assert!(human2.asked().is_empty());
-    // `approvals revoke` removes it again, comments intact.
-    let mut out = Vec::new();
-    cli::revoke(&config, "git.force_push", &mut out).unwrap();
-    let text = std::fs::read_to_string(&config).unwrap();
-    assert!(
-        !text.contains("git.force_push") && text.contains("# rules I trust"),
-        "{text}"
-    );
-    assert!(cli::revoke(&config, "git.force_push", &mut out).is_err());
-    assert!(cli::revoke(&config, "hardline.rm_root", &mut out).is_err());
 }
 
 #[test]
@@ -438,7 +428,7 @@ fn displayed_commands_are_redacted_but_the_gate_does_not_rewrite() {
         asked[0].command
     );
     assert!(asked[0].command.contains("[REDACTED]"));
-    for (_, shown, _) in f.events.lock().unwrap().iter() {
+    for (_, shown, _) in f.observer.events.lock().unwrap().iter() {
         assert!(!shown.contains("sk-abcdef"), "{shown}");
     }
     assert_eq!(c.command, command, "the real command is what runs");
@@ -450,7 +440,7 @@ fn observers_see_pre_and_post_for_a_human_decision() {
     let human = ScriptedHuman::new(vec![Choice::Once]);
     let engine = f.engine(settings("manual"), Surfaces::callback(human));
     engine.check(&check("git clean -fdx"));
-    let events = f.events.lock().unwrap().clone();
+    let events = f.observer.events.lock().unwrap().clone();
     assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[0].0, "callback");
     assert_eq!(events[0].2, None);
@@ -615,49 +605,6 @@ fn smart_mode_is_never_asked_about_hardline_or_benign_commands() {
     ));
     assert!(approved(&engine.check(&check("ls"))));
     assert!(model.requests.lock().unwrap().is_empty());
-}
-
-#[test]
-fn cli_check_jsonl_echoes_commands() {
-    let input = "\"rm -rf /\"\n{\"command\": \"ls\"}\n\nnot json\n{\"cmd\": 1}\n";
-    let mut out = Vec::new();
-    let summary = cli::check_jsonl(&mut input.as_bytes(), &mut out).unwrap();
-    assert_eq!(summary.commands, 2);
-    assert_eq!(summary.dangerous, 1);
-    assert_eq!(summary.bad_lines, 2);
-    let lines: Vec<serde_json::Value> = String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 4);
-    assert_eq!(lines[0]["command"], "rm -rf /");
-    assert_eq!(lines[0]["hardline"], true);
-    assert_eq!(lines[0]["rule"], "hardline.rm_root");
-    assert_eq!(lines[1]["command"], "ls");
-    assert_eq!(lines[1]["dangerous"], false);
-    assert_eq!(lines[2]["line"], 4);
-    assert!(lines[3]["error"].is_string());
-}
-
-#[test]
-fn cli_list_shows_keys_with_descriptions() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        "[approvals]\ncommand_allowlist = [\"git.force_push\", \"podman *\"]\n",
-    )
-    .unwrap();
-    let mut out = Vec::new();
-    assert_eq!(cli::list(&config, false, &mut out).unwrap(), 2);
-    let text = String::from_utf8(out).unwrap();
-    assert!(text.contains("git.force_push\tgit force push"), "{text}");
-    assert!(text.contains("podman *\twhole-command glob"), "{text}");
-    let mut out = Vec::new();
-    cli::list_rules(true, &mut out).unwrap();
-    let rules: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(rules.as_array().unwrap().len(), super::rules::ALL.len());
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! A task on the local backend gets the host file system ([`LocalFileSystem`]) rooted at
 //! its terminal session's *live* working directory (a `cd` in the terminal moves the
 //! file tools too). Every other backend gets an [`EnvironmentFileSystem`], whose
-//! operations are the shell primitives of [`super::fs_ops`] run inside the task's
+//! operations are the shell primitives of [`crate::environments::fs_ops`] run inside the task's
 //! environment: with the docker backend, `read_file` reads the file in the container;
 //! with ssh, on the remote host; with the sandbox, under the sandbox's restrictions.
 
@@ -12,8 +12,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::fs_ops::EnvFileKind;
-use super::{BackendKind, EnvironmentManager, TaskEnvironment};
+use crate::environments::fs_ops::EnvFileKind;
+use crate::environments::{BackendKind, EnvironmentManager, TaskEnvironment};
 use crate::files::{
     DirEntry, FileKind, FileMeta, FileSystem, FileSystemProvider, LocalFileSystem, WalkControl,
     WalkEntry, WalkOptions, WriteReport,

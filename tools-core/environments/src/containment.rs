@@ -375,11 +375,11 @@ mod tests {
         }
     }
 
-    use crate::environments::capture::OutputCapture;
-    use crate::environments::exec::{Ending, wait_for};
-    use crate::environments::local::LocalEnvironment;
-    use crate::environments::local_child::LocalChild;
-    use crate::environments::{Environment, RunningCommand, SpawnRequest};
+    use crate::capture::OutputCapture;
+    use crate::exec::{Ending, wait_for};
+    use crate::local::LocalEnvironment;
+    use crate::local_child::LocalChild;
+    use crate::{Environment, RunningCommand, SpawnRequest};
 
     /// `(needle, prefix)`: a `sleep N` no other test uses, so its processes can be found
     /// by name, and the script prefix `export N=…;` — scripts say `sleep $N`, so the

@@ -106,8 +106,8 @@ impl Environment for ModalEnvironment {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::environments::sdk_helper::tests::fake_sdk;
-    use crate::environments::{ExecRequest, TaskEnvironment};
+    use crate::sdk_helper::tests::fake_sdk;
+    use crate::{ExecRequest, TaskEnvironment};
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -189,7 +189,7 @@ class Sandbox:
     #[test]
     fn helper_drives_the_sdk_protocol() {
         assert!(
-            crate::environments::local::which("python3").is_some(),
+            crate::local::which("python3").is_some(),
             "this test needs python3 on PATH"
         );
         let dir = tempfile::tempdir().unwrap();

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-use tools_core::approval::{ApprovalRequest, ask_on_terminal};
+use toolhost_approval::{ApprovalRequest, ask_on_terminal};
 
 const CHILD_ENV: &str = "TOOLHOST_PROMPT_PTY_CHILD";
 
