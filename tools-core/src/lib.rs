@@ -19,6 +19,7 @@ pub mod code_exec;
 pub mod config_allowlist;
 pub mod config_edit;
 pub mod context;
+pub mod cron;
 pub mod entry;
 pub mod environment_files;
 pub mod error;

@@ -62,6 +62,7 @@ pub mod bridge;
 mod checks;
 mod detect;
 mod engine;
+mod env_vars;
 mod expand;
 mod fastpath;
 mod gate;
@@ -89,6 +90,8 @@ mod prompt {
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod differential_tests;
+#[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
 mod fail_closed_tests;
@@ -106,6 +109,9 @@ mod settings;
 mod shell;
 mod smart;
 mod store;
+mod strict;
+#[cfg(test)]
+mod strict_tests;
 mod surface;
 mod verdict;
 mod wrappers;
@@ -118,5 +124,6 @@ pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};
 pub use smart::{SmartApprover, SmartVerdict};
 pub use store::{AllowlistStore, MemoryOnly, StoreError};
+pub use strict::provably_read_only;
 pub use surface::{ApprovalCallback, ApprovalRequest, BoxFuture, Choice, Surfaces};
 pub use verdict::{Finding, Verdict};
