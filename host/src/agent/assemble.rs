@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tools_core::{AgentLoopState, ToolSource};
 
+use super::background::Background;
 use super::budget::Budgets;
 use super::client::{ModelClient, ModelError};
 use super::events::{EventSink, quiet};
@@ -138,6 +139,8 @@ pub struct Agent {
     pub(crate) source: String,
     pub(crate) events: EventSink,
     pub(crate) max_turns: usize,
+    /// Where top-level `delegate_task` batches run in the background (chat only).
+    pub(crate) background: Option<Arc<Background>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -262,7 +265,7 @@ impl Agent {
         events: EventSink,
         max_turns: usize,
     ) -> Self {
-        let mut agent = Agent {
+        let agent = Agent {
             dispatcher: shared.base.clone(),
             shared,
             tools,
@@ -271,33 +274,47 @@ impl Agent {
             source,
             events,
             max_turns,
+            background: None,
         };
-        let handler = LoopTools::new(agent.clone());
-        agent.dispatcher = agent
+        agent.rewired()
+    }
+
+    /// The dispatcher answering the agent-loop tools with this agent as it is now (its
+    /// events and background included), so `delegate_task` sees every setting.
+    fn rewired(mut self) -> Self {
+        let handler = LoopTools::new(self.clone());
+        self.dispatcher = self
             .shared
             .base
             .clone()
             .with_agent_loop(Arc::new(handler))
-            .with_default_limit(agent.shared.budgets.per_result);
-        agent
+            .with_default_limit(self.shared.budgets.per_result);
+        self
     }
 
     /// Report events to `sink`.
     pub fn with_events(mut self, sink: EventSink) -> Self {
         self.events = sink;
-        self
+        self.rewired()
+    }
+
+    /// Run top-level `delegate_task` batches in the background (`background.rs`): the
+    /// call returns at once and the result is collected from `background` later.
+    pub fn with_background(mut self, background: Arc<Background>) -> Self {
+        self.background = Some(background);
+        self.rewired()
     }
 
     /// At most `n` model calls per turn.
     pub fn with_max_turns(mut self, n: usize) -> Self {
         self.max_turns = n.max(1);
-        self
+        self.rewired()
     }
 
     /// Record sessions under `source` (`cli`, `chat`, ...).
     pub fn with_source(mut self, source: &str) -> Self {
         self.source = source.to_string();
-        self
+        self.rewired()
     }
 
     /// The restricted agent `delegate_task` runs: no blocked tools (it keeps
@@ -317,6 +334,11 @@ impl Agent {
             events,
             self.shared.delegation.max_iterations.max(1),
         )
+    }
+
+    /// Where top-level delegations run in the background, when they do.
+    pub fn background(&self) -> Option<&Arc<Background>> {
+        self.background.as_ref()
     }
 
     /// The tools offered.

@@ -20,6 +20,7 @@ mod run;
 mod schema;
 mod selection;
 mod skills;
+mod spinner;
 mod tools;
 mod toolsets;
 

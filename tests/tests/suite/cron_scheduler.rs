@@ -175,9 +175,12 @@ async fn the_daemon_runs_a_due_one_shot_and_stops_on_sigterm() {
     let server = ScriptedServer::start(vec![scripted::text("Reminder: stand up.")])
         .await
         .unwrap();
-    let now = jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
+    // The binary is built by the first command; take the time only after that. Half a
+    // minute ahead: due soon, and still within the one-shot grace if creating is slow.
+    let out = toolhost(&home, &server, &["cron", "list"], None).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let soon = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(30);
+    let now = soon.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
     let id = create(
         &home,
         &server,
@@ -194,7 +197,7 @@ async fn the_daemon_runs_a_due_one_shot_and_stops_on_sigterm() {
     let history = loop {
         let history = runs(&home, &server, &id).await;
         if history.iter().any(|r| r["status"] != "running")
-            || started.elapsed() > Duration::from_secs(90)
+            || started.elapsed() > Duration::from_secs(180)
         {
             break history;
         }

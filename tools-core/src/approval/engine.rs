@@ -235,11 +235,17 @@ impl ApprovalEngine {
             };
         }
         if !check.host_access {
-            return GateDecision::Approved { note: None };
+            return GateDecision::Approved {
+                note: None,
+                human: false,
+            };
         }
         if self.mode == ApprovalMode::Strict {
             if !verdict.dangerous() && provably_read_only(command) {
-                return GateDecision::Approved { note: None };
+                return GateDecision::Approved {
+                    note: None,
+                    human: false,
+                };
             }
             let mut findings = verdict.findings;
             if findings.is_empty() {
@@ -248,7 +254,10 @@ impl ApprovalEngine {
             return self.ask_human_only(check, &display, &Verdict::from_findings(findings), true);
         }
         if !verdict.dangerous() {
-            return GateDecision::Approved { note: None };
+            return GateDecision::Approved {
+                note: None,
+                human: false,
+            };
         }
         let description = verdict.combined_description();
         let human_only = verdict
@@ -261,6 +270,7 @@ impl ApprovalEngine {
         if self.mode == ApprovalMode::Off {
             self.policy(check, &display, &verdict, "off");
             return GateDecision::Approved {
+                human: false,
                 note: Some(format!(
                     "Command was flagged ({description}) and ran without approval (approvals.mode = \"off\")."
                 )),
@@ -275,6 +285,7 @@ impl ApprovalEngine {
         if pending.is_empty() || self.allowlisted_text(command) {
             self.policy(check, &display, &verdict, "allowlist");
             return GateDecision::Approved {
+                human: true,
                 note: Some(format!(
                     "Command required approval ({description}) and was approved earlier."
                 )),
@@ -319,6 +330,7 @@ impl ApprovalEngine {
             match answer {
                 SmartVerdict::Approve => {
                     return GateDecision::Approved {
+                        human: false,
                         note: Some(format!(
                             "Command required approval ({pending_description}) and was approved by the smart approver."
                         )),
@@ -405,6 +417,7 @@ impl ApprovalEngine {
         );
         match choice {
             Choice::Once | Choice::Session | Choice::Always => GateDecision::Approved {
+                human: true,
                 note: Some(format!(
                     "Command required approval ({description}) and was approved by the user for this run only."
                 )),
@@ -503,6 +516,7 @@ impl ApprovalEngine {
                     "dangerous command approved: no human surface and approvals.no_human = \"approve\""
                 );
                 GateDecision::Approved {
+                    human: false,
                     note: Some(format!(
                         "Command was flagged ({}) and ran without a human decision (approvals.no_human = \"approve\").",
                         request.description
@@ -521,6 +535,7 @@ impl ApprovalEngine {
     ) -> GateDecision {
         match choice {
             Choice::Once => GateDecision::Approved {
+                human: true,
                 note: Some(format!(
                     "Command required approval ({description}) and was approved by the user."
                 )),
@@ -532,6 +547,7 @@ impl ApprovalEngine {
                     .or_default()
                     .extend(keys.iter().cloned());
                 GateDecision::Approved {
+                    human: true,
                     note: Some(format!(
                         "Command required approval ({description}) and was approved by the user for this session."
                     )),
@@ -557,6 +573,7 @@ impl ApprovalEngine {
                     }
                 }
                 GateDecision::Approved {
+                    human: true,
                     note: Some(format!(
                         "Command required approval ({description}) and was approved by the user permanently{}.",
                         saved.first().map(String::as_str).unwrap_or_default()

@@ -81,6 +81,8 @@ mod prompt {
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod differential_tests;
+#[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
 mod fail_closed_tests;

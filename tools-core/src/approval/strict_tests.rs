@@ -56,7 +56,10 @@ fn read_only_commands_run_without_asking() {
     for c in ["ls -la", "git status", "cat a | grep b | wc -l"] {
         assert_eq!(
             engine.check(&check(c)),
-            GateDecision::Approved { note: None },
+            GateDecision::Approved {
+                note: None,
+                human: false
+            },
             "{c}"
         );
     }

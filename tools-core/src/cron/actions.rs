@@ -143,7 +143,7 @@ impl Actions<'_> {
             "list" => self.list(args),
             _ => self.on_job(&action, args),
         };
-        outcome.unwrap_or_else(|e| fail(e))
+        outcome.unwrap_or_else(fail)
     }
 
     fn deliver_value(&self, deliver: Option<&OneOrMany>) -> Result<Option<String>, String> {
@@ -504,7 +504,7 @@ impl Actions<'_> {
                     Some(job.clone()),
                 );
             }
-            Ok(Claim::Claimed(j)) => j,
+            Ok(Claim::Claimed(j)) => *j,
         };
         let scripts_dir = self.cron.scripts_dir();
         let firing = Firing {
@@ -520,7 +520,7 @@ impl Actions<'_> {
         let mut summary = match after {
             Some(j) => j.summary(),
             None => {
-                let mut gone = claimed.clone();
+                let mut gone = claimed;
                 gone.enabled = false;
                 gone.state = "completed".into();
                 gone.next_run_at = None;

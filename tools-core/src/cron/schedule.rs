@@ -166,11 +166,10 @@ impl Schedule {
             });
         }
         if looks_like_cron(text) {
-            let expr = CronExpr::parse(text).map_err(|source| ScheduleError::Cron {
+            CronExpr::parse(text).map_err(|source| ScheduleError::Cron {
                 text: text.to_string(),
                 source,
             })?;
-            drop(expr);
             return Ok(Schedule::Cron {
                 expr: text.to_string(),
                 display: text.to_string(),

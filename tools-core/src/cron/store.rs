@@ -75,7 +75,7 @@ pub enum CronStoreError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Claim {
     /// Claimed: the caller runs it and then calls [`CronStore::finish`].
-    Claimed(CronJob),
+    Claimed(Box<CronJob>),
     /// No such job.
     Missing,
     /// Paused or finished.
@@ -330,7 +330,7 @@ impl CronStore {
                 "UPDATE jobs SET claimed_by = ?2, claimed_at = ?3 WHERE id = ?1",
                 params![id, owner, now.as_second()],
             )?;
-            Ok(Claim::Claimed(job))
+            Ok(Claim::Claimed(Box::new(job)))
         })
     }
 

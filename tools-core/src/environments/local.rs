@@ -46,6 +46,12 @@ pub struct LocalEnvironment {
     /// The kernel floor applied to every command (`terminal.local.confine`).
     #[cfg(target_os = "linux")]
     confinement: Option<std::sync::Arc<super::confine::Confinement>>,
+    /// The floor of commands a human approved ([`SpawnRequest::approved`]).
+    #[cfg(target_os = "linux")]
+    approved_confinement: Option<std::sync::Arc<super::confine::Confinement>>,
+    /// A private temp directory for session snapshots, made before the floor is prepared
+    /// so it is writable even when `/tmp` is carved around toolhost's own files.
+    session_temp: Option<tempfile::TempDir>,
 }
 
 impl LocalEnvironment {
@@ -65,6 +71,9 @@ impl LocalEnvironment {
             default_cwd,
             #[cfg(target_os = "linux")]
             confinement: None,
+            #[cfg(target_os = "linux")]
+            approved_confinement: None,
+            session_temp: None,
         }
     }
 
@@ -76,11 +85,29 @@ impl LocalEnvironment {
     ) -> Self {
         #[cfg(target_os = "linux")]
         {
+            let mut settings = settings.clone();
+            if settings.confine != super::settings::ConfineMode::Off {
+                match tempfile::Builder::new()
+                    .prefix("toolhost-session-")
+                    .tempdir()
+                {
+                    Ok(dir) => {
+                        settings.writable.push(dir.path().display().to_string());
+                        self.session_temp = Some(dir);
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "no private temp directory for confined sessions");
+                    }
+                }
+            }
+            let settings = &settings;
             self.confinement = super::confine::from_settings(
                 settings,
                 Path::new(&self.default_cwd),
                 toolhost_home,
             );
+            self.approved_confinement =
+                super::confine::approved_from_settings(settings, self.confinement.as_ref());
         }
         #[cfg(not(target_os = "linux"))]
         if settings.confine != super::settings::ConfineMode::Off {
@@ -91,6 +118,12 @@ impl LocalEnvironment {
     }
 
     pub(crate) fn command(&self, request: SpawnRequest) -> LocalCommand {
+        #[cfg(target_os = "linux")]
+        let confine = if request.approved {
+            self.approved_confinement.clone()
+        } else {
+            self.confinement.clone()
+        };
         let mut args: Vec<OsString> = Vec::new();
         if request.login {
             args.push("-l".into());
@@ -109,7 +142,7 @@ impl LocalEnvironment {
             pty: request.pty,
             new_session: false,
             #[cfg(target_os = "linux")]
-            confine: self.confinement.clone(),
+            confine,
         }
     }
 }
@@ -128,7 +161,10 @@ impl Environment for LocalEnvironment {
     }
 
     fn temp_dir(&self) -> String {
-        std::env::temp_dir().display().to_string()
+        match &self.session_temp {
+            Some(dir) => dir.path().display().to_string(),
+            None => std::env::temp_dir().display().to_string(),
+        }
     }
 
     fn shell(&self) -> &str {

@@ -25,6 +25,9 @@ use serde::Deserialize;
 pub mod capture;
 #[cfg(target_os = "linux")]
 pub mod confine;
+#[cfg(test)]
+#[cfg(target_os = "linux")]
+mod confine_verdict_tests;
 pub mod containment;
 pub mod daytona;
 pub mod docker;
@@ -250,6 +253,9 @@ pub struct SpawnRequest {
     /// Where the script writes its process-group id (`echo $$ > FILE`) so a remote
     /// command can be killed from outside; `None` for backends that kill locally.
     pub pid_file: Option<String>,
+    /// A human approved this command: the local backend's kernel floor keeps only its
+    /// device, sysrq and system-call part (`terminal.local.confine = "verdict"`).
+    pub approved: bool,
 }
 
 /// A started command: its merged stdout+stderr, its stdin, its status, and a way to kill

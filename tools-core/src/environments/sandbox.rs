@@ -297,6 +297,7 @@ mod tests {
             stdin: StdinMode::Null,
             pty,
             pid_file: None,
+            approved: false,
         })
         .unwrap()
     }

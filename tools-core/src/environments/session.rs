@@ -43,6 +43,8 @@ pub struct ExecRequest {
     pub max_output: usize,
     /// Where the full output goes when it exceeds `max_output`.
     pub spill: Option<SpillTarget>,
+    /// A human approved the command (see [`SpawnRequest::approved`]).
+    pub approved: bool,
 }
 
 /// What a foreground command produced.
@@ -359,6 +361,7 @@ impl TaskEnvironment {
             stdin: StdinMode::Null,
             pty: false,
             pid_file,
+            approved: request.approved,
         })?;
         let ending = exec::wait_for(
             child.as_mut(),
@@ -419,6 +422,7 @@ impl TaskEnvironment {
         command: &str,
         workdir: Option<&str>,
         pty: bool,
+        approved: bool,
     ) -> Result<(Box<dyn RunningCommand>, String), EnvError> {
         self.touch();
         let cwd = self.effective_cwd(workdir);
@@ -438,6 +442,7 @@ impl TaskEnvironment {
             stdin,
             pty: pty && self.backend.supports_pty(),
             pid_file,
+            approved,
         })?;
         Ok((child, cwd))
     }
