@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tools_core::{AgentLoopState, ToolSource};
 
+use super::background::Background;
 use super::budget::Budgets;
 use super::client::{ModelClient, ModelError};
 use super::events::{EventSink, quiet};
@@ -76,6 +77,22 @@ impl ToolOffer {
     }
 }
 
+/// The parts of a started host an agent is built from ([`Agent::from_pieces`]).
+pub struct HostPieces<'a> {
+    /// The home directory.
+    pub home: &'a tools_core::Home,
+    /// The configuration.
+    pub config: &'a crate::config::Config,
+    /// The registry.
+    pub registry: &'a Arc<tools_core::Registry>,
+    /// The toolsets.
+    pub toolsets: &'a crate::toolsets::Toolsets,
+    /// Core services.
+    pub services: &'a Arc<tools_core::CoreServices>,
+    /// The dispatch pipeline.
+    pub dispatcher: &'a Dispatcher,
+}
+
 /// Everything an agent is built from ([`Agent::assemble`]).
 pub struct AgentParts {
     /// The model client.
@@ -122,6 +139,8 @@ pub struct Agent {
     pub(crate) source: String,
     pub(crate) events: EventSink,
     pub(crate) max_turns: usize,
+    /// Where top-level `delegate_task` batches run in the background (chat only).
+    pub(crate) background: Option<Arc<Background>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -138,10 +157,34 @@ impl Agent {
     /// An agent over `host`'s pipeline offering the tools of `selection`, talking to
     /// the model `[model]` and the environment name.
     pub fn from_host(host: &Toolhost, selection: &ToolsetSelection) -> Result<Self, AgentError> {
-        let config = &host.config.config;
-        let endpoint = ModelEndpoint::from_env(&config.model);
+        Self::from_pieces(
+            &HostPieces {
+                home: &host.home,
+                config: &host.config.config,
+                registry: &host.registry,
+                toolsets: &host.toolsets,
+                services: &host.services,
+                dispatcher: &host.dispatcher,
+            },
+            selection,
+            None,
+        )
+    }
+
+    /// An agent from the pieces of a host (what [`Agent::from_host`] uses), talking to
+    /// `model` instead of the configured model name when given.
+    pub fn from_pieces(
+        host: &HostPieces<'_>,
+        selection: &ToolsetSelection,
+        model: Option<&str>,
+    ) -> Result<Self, AgentError> {
+        let config = host.config;
+        let mut endpoint = ModelEndpoint::from_env(&config.model);
+        if let Some(model) = model {
+            endpoint.model = model.to_string();
+        }
         let client = ModelClient::new(endpoint)?;
-        let definitions = selected_definitions(&host.registry, &host.toolsets, selection);
+        let definitions = selected_definitions(host.registry, host.toolsets, selection);
         let from_mcp = definitions
             .names
             .iter()
@@ -158,8 +201,12 @@ impl Agent {
             from_mcp,
         };
         let sessions = Arc::new(SessionStore::open_in(&host.home.state_dir())?);
-        let state = Arc::new(AgentLoopState::from_services(&host.services));
-        let batch = host.batch_options(tools_core::ToolContext::default());
+        let state = Arc::new(AgentLoopState::from_services(host.services));
+        let batch = crate::app::batch_options_for(
+            &config.dispatch,
+            host.services,
+            tools_core::ToolContext::default(),
+        );
         let spill = crate::spill::ResultSpill::new(host.home.results_dir());
         Ok(Self::assemble(AgentParts {
             client,
@@ -218,7 +265,7 @@ impl Agent {
         events: EventSink,
         max_turns: usize,
     ) -> Self {
-        let mut agent = Agent {
+        let agent = Agent {
             dispatcher: shared.base.clone(),
             shared,
             tools,
@@ -227,33 +274,47 @@ impl Agent {
             source,
             events,
             max_turns,
+            background: None,
         };
-        let handler = LoopTools::new(agent.clone());
-        agent.dispatcher = agent
+        agent.rewired()
+    }
+
+    /// The dispatcher answering the agent-loop tools with this agent as it is now (its
+    /// events and background included), so `delegate_task` sees every setting.
+    fn rewired(mut self) -> Self {
+        let handler = LoopTools::new(self.clone());
+        self.dispatcher = self
             .shared
             .base
             .clone()
             .with_agent_loop(Arc::new(handler))
-            .with_default_limit(agent.shared.budgets.per_result);
-        agent
+            .with_default_limit(self.shared.budgets.per_result);
+        self
     }
 
     /// Report events to `sink`.
     pub fn with_events(mut self, sink: EventSink) -> Self {
         self.events = sink;
-        self
+        self.rewired()
+    }
+
+    /// Run top-level `delegate_task` batches in the background (`background.rs`): the
+    /// call returns at once and the result is collected from `background` later.
+    pub fn with_background(mut self, background: Arc<Background>) -> Self {
+        self.background = Some(background);
+        self.rewired()
     }
 
     /// At most `n` model calls per turn.
     pub fn with_max_turns(mut self, n: usize) -> Self {
         self.max_turns = n.max(1);
-        self
+        self.rewired()
     }
 
     /// Record sessions under `source` (`cli`, `chat`, ...).
     pub fn with_source(mut self, source: &str) -> Self {
         self.source = source.to_string();
-        self
+        self.rewired()
     }
 
     /// The restricted agent `delegate_task` runs: no blocked tools (it keeps
@@ -273,6 +334,11 @@ impl Agent {
             events,
             self.shared.delegation.max_iterations.max(1),
         )
+    }
+
+    /// Where top-level delegations run in the background, when they do.
+    pub fn background(&self) -> Option<&Arc<Background>> {
+        self.background.as_ref()
     }
 
     /// The tools offered.

@@ -2,10 +2,12 @@
 //! whose parent is the caller's), the parent's tools minus the blocked ones, and their
 //! own model-call limit (`[delegation] max_iterations`). A batch (`tasks`, at most
 //! `max_concurrent_children`) runs concurrently; each child's final answer is its
-//! summary. The call returns when every child has finished (Hermes returns at once and
-//! re-injects results later for top-level calls; toolhost's loop has no background
-//! re-entry — docs/hermes/agent-loop.md). Children report progress into the parent's
-//! event sink; an interrupt of the parent's call interrupts them.
+//! summary. In an interactive session (`with_background`) the top-level call returns at
+//! once with a `dispatched` answer and the batch runs in the background (`background.rs`),
+//! as in Hermes; otherwise (one-shot runs, children, every slot taken) the call returns
+//! when every child has finished. Children report progress into the parent's event
+//! sink; an interrupt of the parent's call interrupts foreground children, the end of
+//! the session interrupts background ones.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +19,7 @@ use tools_core::ToolContext;
 use tools_core::result::tool_error;
 
 use super::assemble::Agent;
+use super::background::Background;
 use super::events::AgentEvent;
 use super::turn::TurnEnd;
 
@@ -75,24 +78,92 @@ pub fn delegate_task(parent: &Agent, args: &Value, ctx: &ToolContext) -> Value {
     if let Some(i) = tasks.iter().position(|t| t.goal.trim().is_empty()) {
         return tool_error(format!("Task {i} is missing a 'goal'."));
     }
-    let _ = args.background; // Ignored, as in Hermes.
+    // The model's `background` is ignored, as in Hermes: the top level of an
+    // interactive session always delegates in the background.
+    let _ = args.background;
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return tool_error("delegate_task needs the agent loop's runtime");
     };
     if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
         return tool_error("delegate_task needs a multi-threaded runtime");
     }
-    let started = Instant::now();
     let parent_session = ctx.session_id.clone();
+    let mut note = None;
+    if let Some(background) = parent.background.as_ref().filter(|_| parent.depth == 0) {
+        match background.reserve() {
+            Some(id) => {
+                return dispatch_background(parent, background, id, tasks, parent_session, &handle);
+            }
+            None => note = Some(AT_CAPACITY),
+        }
+    }
+    let started = Instant::now();
     let cancel = ctx.cancel.clone();
     let parent = parent.clone();
     // The dispatcher calls agent-loop tools synchronously; the children are async.
     let results = tokio::task::block_in_place(|| {
         handle.block_on(run_children(parent, tasks, parent_session, cancel))
     });
-    json!({
+    let mut answer = json!({
         "results": results,
         "total_duration_seconds": round2(started.elapsed().as_secs_f64()),
+    });
+    if let Some(note) = note {
+        answer["note"] = json!(note);
+    }
+    answer
+}
+
+const AT_CAPACITY: &str = "Every background delegation slot (delegation.max_concurrent_children) \
+    was taken, so the subagent(s) ran in the foreground and the result is above.";
+
+/// Start the batch on the runtime and answer at once; the result reaches
+/// `background` (and the conversation) when every child has finished.
+fn dispatch_background(
+    parent: &Agent,
+    background: &Arc<Background>,
+    id: String,
+    tasks: Vec<TaskSpec>,
+    parent_session: String,
+    handle: &tokio::runtime::Handle,
+) -> Value {
+    let goals: Vec<String> = tasks.iter().map(|t| t.goal.clone()).collect();
+    let count = goals.len();
+    let cancel = background.stop_token();
+    let (parent, background, batch_id, batch_goals) = (
+        parent.clone(),
+        Arc::clone(background),
+        id.clone(),
+        goals.clone(),
+    );
+    handle.spawn(async move {
+        let started = Instant::now();
+        let events = parent.events.clone();
+        let results = run_children(parent, tasks, parent_session, cancel).await;
+        let result = json!({
+            "results": results,
+            "total_duration_seconds": round2(started.elapsed().as_secs_f64()),
+        });
+        background.finish(&batch_id, batch_goals, result, &events);
+    });
+    let note = if count == 1 {
+        "The subagent is running in the background. Keep working; its result joins the \
+         conversation as a new message when it finishes. Do not wait or poll."
+            .to_string()
+    } else {
+        format!(
+            "{count} subagents are running in parallel in the background. Keep working; \
+             their consolidated results join the conversation as one message when all of \
+             them finish. Do not wait or poll."
+        )
+    };
+    json!({
+        "status": "dispatched",
+        "mode": "background",
+        "count": count,
+        "delegation_id": id,
+        "goals": goals,
+        "note": note,
     })
 }
 

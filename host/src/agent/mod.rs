@@ -9,10 +9,12 @@
 //! Hermes: docs/hermes/agent-loop.md.
 
 mod assemble;
+pub mod background;
 pub mod budget;
 pub mod client;
 mod delegate;
 pub mod events;
+pub mod images;
 mod loop_tools;
 pub mod message;
 pub mod names;
@@ -27,9 +29,14 @@ mod turn;
 pub mod untrusted;
 
 #[cfg(test)]
+mod background_tests;
+#[cfg(test)]
+mod images_loop_tests;
+#[cfg(test)]
 mod turn_tests;
 
-pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, ToolOffer};
+pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, HostPieces, ToolOffer};
+pub use background::{Background, FinishedDelegation};
 pub use client::{ChatRequest, Completion, ModelClient, ModelError};
 pub use events::{AgentEvent, EventSink};
 pub use message::{AssistantToolCall, Content, FunctionCall, Message, Role, Usage};

@@ -40,6 +40,9 @@ pub struct ModelSettings {
     pub temperature: Option<f64>,
     /// Most tokens per reply (omitted when unset).
     pub max_tokens: Option<u32>,
+    /// The model accepts images: images in tool results are sent to it as image
+    /// content parts (false: only their text is sent).
+    pub vision: bool,
 }
 
 impl Default for ModelSettings {
@@ -58,6 +61,7 @@ impl Default for ModelSettings {
             context_length: None,
             temperature: None,
             max_tokens: None,
+            vision: true,
         }
     }
 }

@@ -93,10 +93,11 @@ impl Agent {
     }
 
     fn record(&self, conversation: &mut Conversation, messages: Vec<Message>) {
+        let stored: Vec<Message> = messages.iter().map(super::images::for_storage).collect();
         if let Err(err) = self
             .shared
             .sessions
-            .append(&conversation.session_id, &messages)
+            .append(&conversation.session_id, &stored)
         {
             tracing::error!(%err, "could not write the session");
             (self.events)(AgentEvent::Notice(format!("session not saved: {err}")));
@@ -193,7 +194,7 @@ impl Agent {
             .map(|c| (c.id.clone(), c.function.name.clone()))
             .collect();
         self.record(conversation, vec![message]);
-        let results = self.execute(conversation, &run, cancel).await;
+        let (results, images) = self.execute(conversation, &run, cancel).await;
         let mut by_id: HashMap<String, ToolMessage> = results
             .into_iter()
             .map(|r| (r.tool_call_id.clone(), r))
@@ -212,10 +213,22 @@ impl Agent {
             })
             .collect();
         self.finish_batch(&mut batch);
-        let messages = batch
+        let vision = self.shared.client.endpoint().settings.vision;
+        let mut shown: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+        let mut messages: Vec<Message> = batch
             .into_iter()
-            .map(|m| Message::tool(m.tool_call_id, m.name, m.content))
+            .map(|m| {
+                let mut content = m.content;
+                if let Some(found) = images.get(&m.tool_call_id) {
+                    content.push_str(&found.notes(vision));
+                    if vision {
+                        shown.push((m.name.clone(), found.parts.clone()));
+                    }
+                }
+                Message::tool(m.tool_call_id, m.name, content)
+            })
             .collect();
+        messages.extend(super::images::images_message(&shown));
         self.record(conversation, messages);
     }
 
@@ -247,9 +260,13 @@ impl Agent {
         conversation: &Conversation,
         run: &[crate::batch::ToolCall],
         cancel: &CancellationToken,
-    ) -> Vec<ToolMessage> {
+    ) -> (
+        Vec<ToolMessage>,
+        HashMap<String, super::images::ResultImages>,
+    ) {
+        let mut images = HashMap::new();
         if run.is_empty() {
-            return Vec::new();
+            return (Vec::new(), images);
         }
         for call in run {
             (self.events)(AgentEvent::ToolStart {
@@ -270,12 +287,18 @@ impl Agent {
                 name: result.name.clone(),
                 failed: tools_core::result::is_error_result(&result.content),
             });
+            // Images leave the text before it is wrapped and budgeted.
+            let found = super::images::split(&result.content);
+            if !found.parts.is_empty() || !found.skipped.is_empty() {
+                result.content.clone_from(&found.text);
+                images.insert(result.tool_call_id.clone(), found);
+            }
             let from_mcp = self.tools.from_mcp.contains(&result.name);
             if untrusted::is_untrusted(&result.name, from_mcp) {
                 result.content = untrusted::wrap(&result.name, &result.content);
             }
         }
-        results
+        (results, images)
     }
 
     /// Tool Search bridge calls: `tool_search` and `tool_describe` are answered here,

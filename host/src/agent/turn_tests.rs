@@ -16,11 +16,14 @@ use crate::batch::BatchOptions;
 use crate::dispatch::Dispatcher;
 use crate::spill::ResultSpill;
 
-struct Setup {
-    server: ScriptedServer,
-    agent: Agent,
-    dir: tempfile::TempDir,
+pub(super) struct Setup {
+    pub(super) server: ScriptedServer,
+    pub(super) agent: Agent,
+    pub(super) dir: tempfile::TempDir,
 }
+
+/// A 1×1 PNG as a `data:` URL.
+pub(super) const TINY_PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 fn test_tools() -> Vec<ToolEntry> {
     let echo = ToolEntry::builder("echo", "test")
@@ -53,13 +56,22 @@ fn test_tools() -> Vec<ToolEntry> {
             Ok(json!({"finished": true}))
         })
         .build();
-    [echo, web, big, slow]
+    // A screenshot-like result: Hermes' multimodal envelope with a 1×1 PNG.
+    let shot = ToolEntry::builder("shot", "test")
+        .description("Returns an image")
+        .parameters(json!({"type": "object", "properties": {}}))
+        .sync_handler(|_, _| {
+            Ok(json!({"_multimodal": true, "text_summary": "a tiny image",
+                "content": [{"type": "image_url", "image_url": {"url": TINY_PNG}}]}))
+        })
+        .build();
+    [echo, web, big, slow, shot]
         .into_iter()
         .map(|t| t.unwrap())
         .collect()
 }
 
-async fn setup_with(
+pub(super) async fn setup_with(
     replies: Vec<Reply>,
     tweak: impl FnOnce(&mut ModelSettings, &mut AgentSettings),
 ) -> Setup {
@@ -118,11 +130,11 @@ async fn setup_with(
     Setup { server, agent, dir }
 }
 
-async fn setup(replies: Vec<Reply>) -> Setup {
+pub(super) async fn setup(replies: Vec<Reply>) -> Setup {
     setup_with(replies, |_, _| {}).await
 }
 
-async fn turn(s: &Setup, text: &str) -> (Conversation, TurnOutcome) {
+pub(super) async fn turn(s: &Setup, text: &str) -> (Conversation, TurnOutcome) {
     let mut c = s.agent.new_conversation(None).unwrap();
     let out = s
         .agent
@@ -132,7 +144,7 @@ async fn turn(s: &Setup, text: &str) -> (Conversation, TurnOutcome) {
 }
 
 /// The tool messages of request `n`.
-fn tool_results(s: &Setup, n: usize) -> Vec<Value> {
+pub(super) fn tool_results(s: &Setup, n: usize) -> Vec<Value> {
     s.server.bodies()[n]["messages"]
         .as_array()
         .unwrap()

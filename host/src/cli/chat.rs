@@ -1,11 +1,16 @@
 //! `toolhost chat [--toolsets …] [--session ID]`: an interactive conversation on the
 //! terminal. Reply text is streamed; each tool call gets one line (emoji, name, a short
-//! argument preview) on stderr, children of `delegate_task` are shown indented. Ctrl-C
+//! argument preview) on stderr, children of `delegate_task` are shown indented; on a
+//! terminal a spinner says what the turn is waiting for (`spinner.rs`). Ctrl-C
 //! interrupts the running turn (running calls are cancelled the way `dispatch` does);
 //! Ctrl-C at the prompt, `/exit` or end of input leaves. Approval and `clarify` prompts
 //! appear on the same terminal. The prompt line is edited with `rustyline` (history in
 //! `<home>/state/chat_history`); it is only active between turns, so a turn's output
 //! and Ctrl-C are never mixed up with line editing.
+//!
+//! Top-level `delegate_task` calls run in the background (agent/background.rs): when a
+//! batch finishes, its result joins the conversation with the user's next line, or in a
+//! turn of its own when it finished during a turn.
 //!
 //! Commands: `/new`, `/sessions`, `/resume ID`, `/tools`, `/model`, `/help`, `/exit`.
 
@@ -20,8 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::run::start_for_agent;
 use super::selection::SelectionArgs;
+use super::spinner::Spinner;
 use super::{Cli, CliError};
-use crate::agent::{Agent, AgentEvent, Conversation, TurnEnd};
+use crate::agent::{Agent, AgentEvent, Background, Conversation, TurnEnd};
 
 /// Arguments of `toolhost chat`.
 #[derive(Debug, Args)]
@@ -46,14 +52,27 @@ pub fn run(cli: &Cli, args: &ChatArgs) -> Result<ExitCode, CliError> {
         .iter()
         .map(|e| (e.name.clone(), e.emoji().to_string()))
         .collect();
+    let spinner = Spinner::start();
+    let (pause, resume) = (Arc::clone(&spinner), Arc::clone(&spinner));
+    host.hooks
+        .on_pre_approval_request("chat-spinner", move |_| pause.pause());
+    host.hooks
+        .on_post_approval_response("chat-spinner", move |_| resume.resume());
+    let events = Arc::clone(&spinner);
+    let background = Background::new(host.config.config.delegation.max_concurrent_children);
     let agent = Agent::from_host(&host, &selection)
         .map_err(|e| CliError::Input(e.to_string()))?
         .with_source("chat")
-        .with_events(Arc::new(move |event| show(&emojis, &event, 0)));
+        .with_events(Arc::new(move |event| {
+            events.event(&event);
+            events.print(|| show(&emojis, &event, 0));
+        }))
+        .with_background(Arc::clone(&background));
     let runtime =
         tools_core::bridge::shared_runtime().map_err(|e| CliError::Input(e.to_string()))?;
     let history = host.home.state_dir().join("chat_history");
-    let result = runtime.block_on(repl(&agent, args.session.as_deref(), history));
+    let result = runtime.block_on(repl(&agent, args.session.as_deref(), history, &spinner));
+    background.cancel_all();
     host.shutdown();
     result
 }
@@ -107,6 +126,7 @@ async fn repl(
     agent: &Agent,
     session: Option<&str>,
     history: PathBuf,
+    spinner: &Spinner,
 ) -> Result<ExitCode, CliError> {
     let input_err = |e: crate::agent::SessionError| CliError::Input(e.to_string());
     let mut conversation = match session {
@@ -134,19 +154,48 @@ async fn repl(
             }
             continue;
         }
-        let cancel = CancellationToken::new();
-        let watcher = tokio::spawn(super::interrupt::cancel_on_ctrl_c(cancel.clone()));
-        let outcome = agent.run_turn(&mut conversation, line, &cancel).await;
-        watcher.abort();
-        println!("\n");
-        match outcome.end {
-            TurnEnd::Completed => {}
-            TurnEnd::Interrupted => eprintln!("(interrupted)"),
-            _ => eprintln!("toolhost: {}", outcome.text),
+        // Background delegations that finished while the user was typing come first.
+        let mut text = finished_delegations(agent);
+        text.push_str(line);
+        turn(agent, &mut conversation, &text, spinner).await;
+        // Those that finished during the turn get a turn of their own.
+        loop {
+            let finished = finished_delegations(agent);
+            if finished.is_empty() {
+                break;
+            }
+            turn(agent, &mut conversation, finished.trim_end(), spinner).await;
         }
     }
     eprintln!("session {}", conversation.session_id);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Run one turn for `text`, Ctrl-C interrupting it.
+async fn turn(agent: &Agent, conversation: &mut Conversation, text: &str, spinner: &Spinner) {
+    let cancel = CancellationToken::new();
+    let watcher = tokio::spawn(super::interrupt::cancel_on_ctrl_c(cancel.clone()));
+    let outcome = agent.run_turn(conversation, text, &cancel).await;
+    watcher.abort();
+    spinner.idle();
+    println!("\n");
+    match outcome.end {
+        TurnEnd::Completed => {}
+        TurnEnd::Interrupted => eprintln!("(interrupted)"),
+        _ => eprintln!("toolhost: {}", outcome.text),
+    }
+}
+
+/// The messages of the background delegations that finished since the last look, each
+/// followed by a blank line ("" when none).
+fn finished_delegations(agent: &Agent) -> String {
+    agent
+        .background()
+        .map(|background| background.take_finished())
+        .unwrap_or_default()
+        .iter()
+        .map(|finished| format!("{}\n\n", finished.message()))
+        .collect()
 }
 
 /// Run a slash command; `false` means leave.

@@ -26,8 +26,8 @@ use super::selection::SelectionArgs;
 use super::{Cli, CliError};
 use crate::app::{StartOptions, Toolhost};
 use crate::mcp::server::{
-    DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore, serve_http_with_origins, serve_stdio,
-    unknown_toolsets,
+    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore,
+    serve_http_with_origins, serve_stdio, unknown_toolsets,
 };
 use crate::mcp::{ServerState, ServerStatus};
 
@@ -73,6 +73,10 @@ pub struct ServeArgs {
     /// Seconds between progress notifications for calls that ask for progress.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_PROGRESS_INTERVAL.as_secs_f64())]
     pub progress_interval: f64,
+    /// Seconds the client's user has to answer an approval prompt (elicitation); no
+    /// answer in time denies the command and withdraws the prompt.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_APPROVAL_TIMEOUT.as_secs_f64())]
+    pub approval_timeout: f64,
 }
 
 /// Run `toolhost mcp ...`.
@@ -203,6 +207,10 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| CliError::Input("--progress-interval must be a positive number".into()))?;
+    let approval_timeout = Duration::try_from_secs_f64(args.approval_timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| CliError::Input("--approval-timeout must be a positive number".into()))?;
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
     {
@@ -212,7 +220,7 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
     }
     // Approvals go to the MCP client (elicitation) or the non-interactive policy: in
     // stdio mode stdin is the protocol, and a terminal prompt would fight the client's UI.
-    let elicitation = Arc::new(ElicitationRouter::default());
+    let elicitation = Arc::new(ElicitationRouter::new(approval_timeout));
     let host = Toolhost::start(&StartOptions {
         approval_surfaces: Surfaces::callback(elicitation.clone()),
         ..cli.start_options()

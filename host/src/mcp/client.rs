@@ -279,8 +279,16 @@ impl ServerClient {
                 return self.failed(message);
             }
         };
+        // A client of `mcp serve` waiting on this call gets the server's own progress.
+        let progress = super::progress_relay::upstream_token(&ctx.tool_call_id);
         match session
-            .call_tool(raw, arguments, self.config.call_timeout, &ctx.cancel)
+            .call_tool(
+                raw,
+                arguments,
+                self.config.call_timeout,
+                &ctx.cancel,
+                progress.as_ref().map(super::progress_relay::UpstreamToken::as_str),
+            )
             .await
         {
             Ok(result) => {

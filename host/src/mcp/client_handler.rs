@@ -2,7 +2,9 @@
 //! does with the server's notifications.
 //!
 //! `notifications/tools/list_changed` triggers a re-listing of that server's tools
-//! (through the callback given at connect time). Server-initiated requests
+//! (through the callback given at connect time); `notifications/progress` for a call
+//! made on behalf of an `mcp serve` client is passed on to it (`progress_relay.rs`).
+//! Server-initiated requests
 //! (sampling, elicitation) are not advertised, so servers do not send them.
 
 use std::sync::Arc;
@@ -69,5 +71,15 @@ impl ClientHandler for McpClientHandler {
             message = ?notification.message,
             "MCP progress"
         );
+        if let rmcp::model::NumberOrString::String(token) = &notification.progress_token.0 {
+            super::progress_relay::deliver(
+                token,
+                super::progress_relay::Progress {
+                    progress: notification.progress,
+                    total: notification.total,
+                    message: notification.message.clone(),
+                },
+            );
+        }
     }
 }

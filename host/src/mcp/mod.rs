@@ -24,6 +24,7 @@ pub mod listing_cache;
 pub mod manager;
 pub mod naming;
 pub mod process;
+pub mod progress_relay;
 pub mod registration;
 pub mod results;
 pub mod secrets;

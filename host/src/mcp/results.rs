@@ -10,7 +10,9 @@
 //! Error text is passed through [`tools_core::redact`] (servers echo tokens back in
 //! their errors). Images, audio and binary resources are written to files under the
 //! media directory and replaced by a line naming the file: a model cannot read base64,
-//! but a vision or file tool can open the path.
+//! but a vision or file tool can open the path. Saved images are also listed in
+//! `"_images": [{"path", "mime_type"}]`, which the agent loop turns into image content
+//! parts for the model (agent/images.rs).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +32,8 @@ pub fn error_value(message: &str) -> Value {
 /// Turn a `tools/call` result into the model's JSON. `media_dir` receives decoded
 /// binary content.
 pub fn call_result_value(server: &str, result: &CallToolResult, media_dir: &Path) -> Value {
-    let text = content_text(server, &result.content, media_dir);
+    let mut images = Vec::new();
+    let text = content_text(server, &result.content, media_dir, &mut images);
     if result.is_error == Some(true) {
         let message = if text.trim().is_empty() {
             match &result.structured_content {
@@ -42,7 +45,7 @@ pub fn call_result_value(server: &str, result: &CallToolResult, media_dir: &Path
         };
         return error_value(&message);
     }
-    match &result.structured_content {
+    let mut value = match &result.structured_content {
         Some(structured) if !structured.is_null() => {
             if text.is_empty() {
                 json!({ "result": structured })
@@ -53,7 +56,12 @@ pub fn call_result_value(server: &str, result: &CallToolResult, media_dir: &Path
             }
         }
         _ => json!({ "result": text }),
+    };
+    if !images.is_empty() {
+        // The agent loop sends these files to the model as images (agent/images.rs).
+        value["_images"] = Value::Array(images);
     }
+    value
 }
 
 /// True when `structured` says nothing `text` does not: the Python SDK and the
@@ -88,19 +96,26 @@ fn unwrap_error_object(text: String) -> String {
     }
 }
 
-/// The blocks as text, joined by newlines.
-fn content_text(server: &str, blocks: &[ContentBlock], media_dir: &Path) -> String {
+/// The blocks as text, joined by newlines; saved images are added to `images` as
+/// `{"path", "mime_type"}`.
+fn content_text(
+    server: &str,
+    blocks: &[ContentBlock],
+    media_dir: &Path,
+    images: &mut Vec<Value>,
+) -> String {
     let mut parts = Vec::with_capacity(blocks.len());
     for block in blocks {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
-            ContentBlock::Image(image) => parts.push(media_line(
-                "image",
-                &image.mime_type,
-                &image.data,
-                server,
-                media_dir,
-            )),
+            ContentBlock::Image(image) => {
+                let (line, saved) =
+                    save_and_describe("image", &image.mime_type, &image.data, server, media_dir);
+                if let Some(path) = saved {
+                    images.push(json!({"path": path, "mime_type": image.mime_type}));
+                }
+                parts.push(line);
+            }
             ContentBlock::Audio(audio) => parts.push(media_line(
                 "audio",
                 &audio.mime_type,
@@ -147,17 +162,39 @@ fn content_text(server: &str, blocks: &[ContentBlock], media_dir: &Path) -> Stri
 
 /// Save base64 `data` and describe where it went.
 fn media_line(kind: &str, mime: &str, data: &str, server: &str, media_dir: &Path) -> String {
+    save_and_describe(kind, mime, data, server, media_dir).0
+}
+
+/// Save base64 `data`: the line describing where it went, and the file when saved.
+fn save_and_describe(
+    kind: &str,
+    mime: &str,
+    data: &str,
+    server: &str,
+    media_dir: &Path,
+) -> (String, Option<PathBuf>) {
     let bytes = match base64::engine::general_purpose::STANDARD.decode(data.trim()) {
         Ok(bytes) => bytes,
-        Err(err) => return format!("[{kind} {mime}: undecodable base64 data: {err}]"),
+        Err(err) => {
+            return (
+                format!("[{kind} {mime}: undecodable base64 data: {err}]"),
+                None,
+            );
+        }
     };
     match save_media(server, mime, &bytes, media_dir) {
-        Ok(path) => format!(
-            "[{kind} {mime}, {} bytes, saved to {}]",
-            bytes.len(),
-            path.display()
+        Ok(path) => (
+            format!(
+                "[{kind} {mime}, {} bytes, saved to {}]",
+                bytes.len(),
+                path.display()
+            ),
+            Some(path),
         ),
-        Err(err) => format!("[{kind} {mime}, {} bytes, not saved: {err}]", bytes.len()),
+        Err(err) => (
+            format!("[{kind} {mime}, {} bytes, not saved: {err}]", bytes.len()),
+            None,
+        ),
     }
 }
 
@@ -346,6 +383,11 @@ mod tests {
         assert!(path.ends_with(".png"));
         assert!(path.contains("my_server"));
         assert_eq!(std::fs::read(path).unwrap(), b"\x89PNG fake");
+        // Named for the agent loop, which sends the file to the model as an image.
+        assert_eq!(
+            value["_images"],
+            json!([{"path": path, "mime_type": "image/png"}])
+        );
     }
 
     #[test]

@@ -212,16 +212,24 @@ impl Session {
     }
 
     /// Call `tool` with `arguments`, bounded by `timeout`; `cancel` sends
-    /// `notifications/cancelled` to the server and returns at once.
+    /// `notifications/cancelled` to the server and returns at once. `progress_token`
+    /// asks the server for progress notifications (see `progress_relay.rs`).
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
         timeout: Duration,
         cancel: &CancellationToken,
+        progress_token: Option<&str>,
     ) -> Result<CallToolResult, CallFailure> {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
+        if let Some(token) = progress_token {
+            use rmcp::model::RequestParamsMeta as _;
+            params.set_progress_token(rmcp::model::ProgressToken(
+                rmcp::model::NumberOrString::String(token.into()),
+            ));
+        }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self
             .peer

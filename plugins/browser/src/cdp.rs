@@ -40,14 +40,20 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Connect to a DevTools websocket (`ws://…`).
+    /// Connect to a DevTools websocket: `ws://…`, or `wss://…` over TLS (rustls, the
+    /// system's root certificates) for remote browsers behind HTTPS.
     pub fn open(url: &str, events: EventSink) -> Result<Self, BrowserError> {
         let connect_err = |source| BrowserError::Connect {
             url: url.to_string(),
             source: Box::new(source),
         };
         let (socket, _) = tungstenite::connect(url).map_err(connect_err)?;
-        if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
+        let tcp = match socket.get_ref() {
+            MaybeTlsStream::Plain(stream) => Some(stream),
+            MaybeTlsStream::Rustls(stream) => Some(stream.get_ref()),
+            _ => None,
+        };
+        if let Some(stream) = tcp {
             stream.set_read_timeout(Some(Duration::from_millis(5)))?;
             stream.set_nodelay(true)?;
         }
@@ -169,5 +175,40 @@ fn route(text: &str, pending: &Pending, events: &EventSink) {
 fn close(pending: &Pending) {
     if let Ok(mut pending) = pending.lock() {
         pending.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `wss://` URL is spoken to with TLS: against a server that answers in plain
+    /// text the TLS handshake fails (before, the scheme was refused outright).
+    #[test]
+    fn wss_urls_are_connected_over_tls() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Ok((mut stream, _)) = listener.accept() {
+                use std::io::{Read, Write};
+                let mut hello = [0u8; 512];
+                let n = stream.read(&mut hello).unwrap_or(0);
+                // A TLS ClientHello starts with a handshake record (0x16).
+                let tls = n > 0 && hello[0] == 0x16;
+                let _ = stream.write_all(if tls { b"not tls\r\n\r\n" } else { b"?" });
+            }
+        });
+        let err = Connection::open(
+            &format!("wss://127.0.0.1:{port}/devtools/browser/x"),
+            Arc::new(|_, _| {}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(&format!("wss://127.0.0.1:{port}")), "{err}");
+        assert!(!err.contains("not compiled"), "{err}");
+        assert!(
+            err.to_lowercase().contains("tls") || err.contains("corrupt"),
+            "{err}"
+        );
     }
 }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::address;
 use crate::error::BrowserError;
 use crate::registry::Registry;
+use crate::vision::Access;
 
 /// `browser_console` arguments.
 #[derive(Debug, Default, Deserialize)]
@@ -180,8 +181,9 @@ pub fn cdp(registry: &Registry, args: CdpArgs, task: &str) -> Result<Value, Brow
     })
 }
 
-/// Save a screenshot; the analysis needs a vision model, which this plugin does not have
-/// configured yet, so it says so and hands back the file.
+/// Take a screenshot, save it, and have the vision model answer the question about it
+/// (`vision.rs`). Without a configured key the screenshot is returned for the agent's
+/// own model to look at.
 pub fn vision(
     registry: &Registry,
     args: VisionArgs,
@@ -193,7 +195,7 @@ pub fn vision(
         .screenshot_dir
         .clone()
         .unwrap_or_else(|| default_dir.to_path_buf());
-    registry.with(task, false, |session| {
+    let (path, bytes) = registry.with(task, false, |session| {
         let shot = session.page_call("Page.captureScreenshot", json!({ "format": "png" }))?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(shot["data"].as_str().unwrap_or_default())
@@ -205,12 +207,37 @@ pub fn vision(
             .unwrap_or_default();
         let path = dir.join(format!("browser_screenshot_{stamp}.png"));
         std::fs::write(&path, &bytes)?;
-        Ok(json!({
-            "success": false,
-            "error": "browser_vision: no vision model is configured, so the screenshot was saved but not analysed",
-            "question": args.question,
-            "annotate": args.annotate,
+        Ok((path, bytes))
+    })?;
+    let settings = &registry.settings().vision;
+    let question = match args.question.trim() {
+        "" => "Describe what the page shows.",
+        q => q,
+    };
+    let key = match settings.access() {
+        Access::Call(key) => key,
+        Access::NoKey(variable) => {
+            return Ok(json!({
+                "success": false,
+                "error": format!("browser_vision: no vision model key ({variable} is not set; or set api_key_env = \"\" in [plugins.config.browser.vision] for a keyless server), so the screenshot was saved but not analysed"),
+                "question": args.question,
+                "annotate": args.annotate,
+                "screenshot_path": path,
+                "_images": [{ "path": path, "mime_type": "image/png" }],
+            }));
+        }
+    };
+    match crate::vision::analyse(settings, key.as_deref(), question, &bytes) {
+        Ok(analysis) => Ok(json!({
+            "success": true,
+            "analysis": analysis,
             "screenshot_path": path,
-        }))
-    })
+        })),
+        Err(err) => Ok(json!({
+            "success": false,
+            "error": format!("Error during vision analysis: {err}"),
+            "screenshot_path": path,
+            "note": "The screenshot was captured; only the analysis failed.",
+        })),
+    }
 }

@@ -18,8 +18,11 @@ mod session;
 mod settings;
 mod snapshot;
 mod tools;
+mod vision;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vision_tests;
 
 toolhost_plugin_api::export_plugin!(tools::plugin);

@@ -35,6 +35,8 @@ pub struct Settings {
     pub screenshot_dir: Option<PathBuf>,
     /// Seconds a single page operation may take.
     pub command_timeout_secs: u64,
+    /// The vision model `browser_vision` asks (`[plugins.config.browser.vision]`).
+    pub vision: crate::vision::VisionSettings,
 }
 
 impl Default for Settings {
@@ -46,6 +48,7 @@ impl Default for Settings {
             idle_timeout_secs: 300,
             screenshot_dir: None,
             command_timeout_secs: 30,
+            vision: crate::vision::VisionSettings::default(),
         }
     }
 }

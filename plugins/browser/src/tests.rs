@@ -15,7 +15,7 @@ use crate::settings::Settings;
 use crate::tools::outcome;
 use crate::{inspection, interaction, navigation};
 
-const TASK: &str = "test-task";
+pub(crate) const TASK: &str = "test-task";
 
 fn page(path: &str) -> (&'static str, String) {
     let html = |body: &str| {
@@ -73,7 +73,7 @@ fn serve() -> String {
     base
 }
 
-fn settings(allow_private: bool) -> Settings {
+pub(crate) fn settings(allow_private: bool) -> Settings {
     let settings = Settings {
         allow_private_networks: allow_private,
         ..Settings::default()
@@ -122,8 +122,13 @@ fn eventually(registry: &Registry, expression: &str, expected: Value) {
 }
 
 fn open(path: &str) -> (Arc<Registry>, String) {
+    open_with(path, settings(true))
+}
+
+/// A browser for [`TASK`] with `settings`, on page `path` of a fresh page server.
+pub(crate) fn open_with(path: &str, settings: Settings) -> (Arc<Registry>, String) {
     let base = serve();
-    let registry = Registry::new(settings(true));
+    let registry = Registry::new(settings);
     let reply = call(
         &registry,
         navigation::navigate,
@@ -317,22 +322,6 @@ fn raw_cdp_calls_reach_the_browser() {
             .is_some_and(|t| !t.is_empty()),
         "{reply}"
     );
-}
-
-#[test]
-#[ignore = "needs chromium"]
-fn vision_saves_a_screenshot() {
-    let (registry, _) = open("/next");
-    let dir = tempfile::tempdir().unwrap();
-    let reply = outcome(inspection::vision(
-        &registry,
-        serde_json::from_value(json!({ "question": "what is shown?" })).unwrap(),
-        TASK,
-        dir.path(),
-    ));
-    let png = std::fs::read(reply["screenshot_path"].as_str().unwrap()).unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "{reply}");
-    assert!(reply["error"].as_str().unwrap().contains("vision model"));
 }
 
 fn alive(pid: u32) -> bool {

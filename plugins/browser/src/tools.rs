@@ -95,7 +95,7 @@ pub fn tools(registry: &Arc<Registry>, screenshots: PathBuf) -> Vec<Tool> {
                 .map_err(|e| ToolError::invalid_arguments(e.to_string()))?;
             Ok(outcome(inspection::vision(&vision_registry, args, ctx.task_id(), &screenshots)))
         })
-        .description("Take a screenshot of the current page to answer a visual question (layout, CAPTCHAs, what the text snapshot misses). Returns screenshot_path; the analysis needs a configured vision model.")
+        .description("Take a screenshot of the current page to answer a visual question (layout, CAPTCHAs, what the text snapshot misses). A vision model answers the question about the screenshot; the screenshot is saved and its path returned.")
         .parameters(schema(json!({
             "question": { "type": "string", "description": "What you want to know about the page's appearance" },
             "annotate": { "type": "boolean", "default": false, "description": "Overlay ref labels on interactive elements (not supported yet)" }

@@ -69,6 +69,16 @@ pub fn run(args: ExtractArgs, settings: &Settings, cache_dir: &Path) -> ToolResu
         .unwrap_or(settings.char_limit)
         .clamp(CHAR_LIMIT_RANGE.0, CHAR_LIMIT_RANGE.1);
     let client = client(settings).map_err(|e| ToolError::new(e.to_string()))?;
+    let env = |name: &str| std::env::var(name).ok();
+    match crate::extract_api::choose(
+        settings.extract_backend.as_deref(),
+        settings.extract_base_url.as_deref(),
+        &env,
+    ) {
+        Err(err) => return Ok(tool_error(err.to_string())),
+        Ok(Some(api)) => return Ok(through_api(&api, &client, &args.urls, limit, cache_dir)),
+        Ok(None) => {}
+    }
     let results: Vec<Value> = std::thread::scope(|scope| {
         let handles: Vec<_> = args
             .urls
@@ -94,6 +104,59 @@ pub fn run(args: ExtractArgs, settings: &Settings, cache_dir: &Path) -> ToolResu
             .collect()
     });
     Ok(json!({ "results": results }))
+}
+
+/// `web_extract` through a provider's extract API (`extract_api.rs`): only http(s)
+/// URLs are sent; each page gets the same window and spill file as a local one.
+fn through_api(
+    api: &crate::extract_api::ExtractApi,
+    client: &reqwest::blocking::Client,
+    items: &[Value],
+    limit: usize,
+    cache_dir: &Path,
+) -> Value {
+    let mut results: Vec<Option<Value>> = Vec::new();
+    let mut asked = Vec::new();
+    for (index, item) in items.iter().take(MAX_URLS).enumerate() {
+        match url_of(item) {
+            Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+                asked.push(url.to_string());
+                results.push(None);
+            }
+            Some(url) => results.push(Some(entry(
+                url,
+                "",
+                "",
+                Some("only http and https URLs can be read".into()),
+            ))),
+            None => results.push(Some(entry("", "", "", Some(format!(
+                "invalid URL item at index {index}: expected a URL string or an object with a string 'url' or 'href' field"
+            ))))),
+        }
+    }
+    let mut pages = api.extract(client, &asked).into_iter();
+    let results: Vec<Value> = results
+        .into_iter()
+        .map(|slot| {
+            slot.unwrap_or_else(|| match pages.next() {
+                Some(page) if page.error.is_none() && !page.content.trim().is_empty() => {
+                    let (content, _) = window(&page.content, &page.url, limit, cache_dir);
+                    entry(&page.url, &page.title, &content, None)
+                }
+                Some(page) => entry(
+                    &page.url,
+                    &page.title,
+                    "",
+                    Some(
+                        page.error
+                            .unwrap_or_else(|| "the page has no readable text".into()),
+                    ),
+                ),
+                None => entry("", "", "", Some("the provider returned nothing".into())),
+            })
+        })
+        .collect();
+    json!({ "results": results, "backend": api.name })
 }
 
 fn entry(url: &str, title: &str, content: &str, error: Option<String>) -> Value {
@@ -186,6 +249,61 @@ mod tests {
         );
         assert!(content.contains("[IMAGE: a green anemone]"), "{content}");
         assert!(!content.contains("Navigation menu entry"), "{content}");
+    }
+
+    #[test]
+    fn a_configured_provider_reads_the_pages_and_the_window_applies() {
+        let provider = Server::start(|_| {
+            Response::json(json!({"results": [
+                {"url": "https://a.example/", "raw_content": "word ".repeat(3000)}]}))
+        });
+        let api = crate::extract_api::ExtractApi {
+            name: "tavily".into(),
+            base_url: provider.base.clone(),
+            key: "tv-test".into(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let client = client(&Settings::default()).unwrap();
+        let out = through_api(
+            &api,
+            &client,
+            &[json!("https://a.example/"), json!("file:///etc/passwd")],
+            2_000,
+            dir.path(),
+        );
+        let results = out["results"].as_array().unwrap();
+        assert_eq!(out["backend"], "tavily");
+        let content = results[0]["content"].as_str().unwrap();
+        assert!(
+            content.len() < 3_000 && content.contains("word"),
+            "{content}"
+        );
+        assert!(results[1]["error"].as_str().unwrap().contains("http"));
+        let requests = provider.requests.lock().unwrap();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].json()["urls"], json!(["https://a.example/"]));
+        assert_eq!(requests[0].header("authorization"), Some("Bearer tv-test"));
+    }
+
+    #[test]
+    fn an_unknown_extract_backend_is_a_readable_error() {
+        let settings = Settings {
+            extract_backend: Some("bing".into()),
+            ..Settings::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let args = ExtractArgs {
+            urls: vec![json!("https://a.example/")],
+            char_limit: None,
+        };
+        let out = run(args, &settings, dir.path()).unwrap();
+        assert!(
+            out["error"]
+                .as_str()
+                .unwrap()
+                .contains("unknown web extract backend"),
+            "{out}"
+        );
     }
 
     #[test]

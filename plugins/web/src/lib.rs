@@ -10,6 +10,7 @@
 mod address_policy;
 mod convert;
 mod extract;
+mod extract_api;
 mod fetch;
 mod search;
 mod settings;

@@ -27,6 +27,11 @@ pub struct Settings {
     pub char_limit: usize,
     /// Where the full text of truncated pages is saved (default `<home>/cache/web`).
     pub cache_dir: Option<PathBuf>,
+    /// Read pages through a provider's extract API (`firecrawl`, `tavily`, `exa`,
+    /// `parallel`) instead of fetching them here (`local`, the default).
+    pub extract_backend: Option<String>,
+    /// Another endpoint for that provider's API.
+    pub extract_base_url: Option<String>,
     /// `web_search`'s provider choice.
     pub search: SearchSettings,
     /// `vision_analyze`'s model.
@@ -43,6 +48,8 @@ impl Default for Settings {
             max_bytes: 10 * 1024 * 1024,
             char_limit: 15_000,
             cache_dir: None,
+            extract_backend: None,
+            extract_base_url: None,
             search: SearchSettings::default(),
             vision: VisionSettings::default(),
         }

@@ -12,9 +12,11 @@
 //! - **environment mark**, always: the command's environment carries
 //!   `TOOLHOST_SCOPE=<id>`, which every descendant inherits through `fork`, `setsid` and
 //!   `exec`. Where no cgroup could be made, ending the scope SIGKILLs every process whose
-//!   `/proc/<pid>/environ` carries the mark, until none is left. A process that clears
-//!   its environment *and* leaves the process group escapes this fallback (documented in
-//!   docs/terminal.md).
+//!   `/proc/<pid>/environ` carries the mark, until none is left.
+//! - **subreaper runner**, where there is no cgroup (piped commands): the process
+//!   toolhost starts is a child subreaper that runs the command and, when it ends, kills
+//!   everything re-parented to it — which catches a process that clears its environment
+//!   *and* leaves the process group (`subreaper.rs`).
 //!
 //! A scope ends when the command is killed (timeout, cancellation, `process kill`) and
 //! when its handle is dropped after a normal exit.
@@ -110,6 +112,66 @@ impl Scope {
         if self.search_mark {
             tracing::debug!(cgroup = %dir.display(), "cannot see the command in its cgroup; searching the environment mark too");
         }
+    }
+
+    /// The scope's live processes: its cgroup's members, and the processes carrying its
+    /// mark when the mark is searched (no cgroup, or the command not seen joining it).
+    pub fn members(&self) -> Vec<Pid> {
+        let mut pids = self
+            .cgroup
+            .as_deref()
+            .map(cgroup_members)
+            .unwrap_or_default();
+        if self.search_mark || self.cgroup.is_none() {
+            let needle = format!("{SCOPE_ENV}={}", self.id);
+            for pid in marked_processes(needle.as_bytes()) {
+                if !pids.contains(&pid) {
+                    pids.push(pid);
+                }
+            }
+        }
+        pids
+    }
+
+    /// End every process of the scope except `keep` (a persistent shell and the
+    /// processes it runs in): SIGTERM and up to `grace` for them to go when a grace is
+    /// given, then SIGKILL until none is left (up to 2 s). True when only `keep` is left.
+    pub fn end_all_but(&self, keep: &[Pid], grace: Option<Duration>) -> bool {
+        let others = || -> Vec<Pid> {
+            let mut members = self.members();
+            members.retain(|pid| !keep.contains(pid));
+            members
+        };
+        let mut left = others();
+        if left.is_empty() {
+            return true;
+        }
+        if let Some(grace) = grace {
+            for pid in &left {
+                let _ = rustix::process::kill_process(*pid, Signal::TERM);
+            }
+            let until = Instant::now() + grace;
+            while !left.is_empty() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+                left = others();
+            }
+        }
+        let deadline = Instant::now() + END_LIMIT;
+        while !left.is_empty() {
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    left = left.len(),
+                    "processes of a finished command did not die in time"
+                );
+                return false;
+            }
+            for pid in &left {
+                let _ = rustix::process::kill_process(*pid, Signal::KILL);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+            left = others();
+        }
+        true
     }
 
     /// Kill everything still running in the scope and release it. Idempotent.
@@ -374,6 +436,13 @@ mod tests {
             .unwrap()
     }
 
+    /// Shell code that waits until `n` processes `sleep $N` run: a command without a
+    /// cgroup must not exit before its daemons are seen, or the runner ends them before
+    /// the test can see them start.
+    fn await_daemons(n: usize) -> String {
+        format!("until [ \"$(pgrep -fxc \"sleep $N\")\" -ge {n} ]; do sleep 0.02; done; ")
+    }
+
     /// Wait until `needle` runs, so a test never passes because it never started.
     fn started(needle: &str) {
         for _ in 0..1000 {
@@ -439,7 +508,10 @@ mod tests {
     fn without_a_cgroup_the_environment_mark_finds_the_escapees() {
         let (needle, prefix) = unique_sleep(22);
         let spec = LocalEnvironment::new("/tmp", Vec::new()).command(SpawnRequest {
-            script: format!("{prefix}(setsid sleep $N &); bash -c \"sleep $N &\"; echo started"),
+            script: format!(
+                "{prefix}(setsid sleep $N &); bash -c \"sleep $N &\"; {}echo started",
+                await_daemons(2)
+            ),
             ..SpawnRequest::default()
         });
         let mut child = LocalChild::spawn_in(spec, Some(Scope::marked_only())).unwrap();
@@ -449,6 +521,52 @@ mod tests {
         assert_eq!(ending, Ending::Exited(0));
         drop(child);
         assert_eq!(left_running(&needle), Vec::<String>::new());
+    }
+
+    /// A command without a cgroup, so the subreaper runner is what contains it.
+    fn spawn_without_cgroup(script: String) -> LocalChild {
+        let spec = LocalEnvironment::new("/tmp", Vec::new()).command(SpawnRequest {
+            script,
+            ..SpawnRequest::default()
+        });
+        LocalChild::spawn_in(spec, Some(Scope::marked_only())).unwrap()
+    }
+
+    #[test]
+    fn without_a_cgroup_a_process_dropping_the_mark_and_the_group_still_ends() {
+        let (needle, prefix) = unique_sleep(23);
+        let mut child = spawn_without_cgroup(format!(
+            "{prefix}setsid env -i sleep $N > /dev/null 2>&1 & (setsid env -i sleep $N > /dev/null 2>&1 &); {}echo started",
+            await_daemons(2)
+        ));
+        started(&needle);
+        let mut capture = OutputCapture::unbounded();
+        let ending = wait_for(&mut child, &mut capture, Duration::from_secs(20), None);
+        assert_eq!(ending, Ending::Exited(0));
+        // Ended by the runner when the command exited, before the scope's end.
+        assert_eq!(left_running(&needle), Vec::<String>::new());
+        drop(child);
+    }
+
+    #[test]
+    fn without_a_cgroup_a_kill_ends_processes_without_the_mark() {
+        let (needle, prefix) = unique_sleep(24);
+        let mut child = spawn_without_cgroup(format!(
+            "{prefix}(setsid env -i sleep $N > /dev/null 2>&1 &); trap '' TERM; while :; do sleep 0.2; done"
+        ));
+        started(&needle);
+        child.kill();
+        assert_eq!(left_running(&needle), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_runner_passes_the_exit_status_and_the_output_through() {
+        let mut child = spawn_without_cgroup("echo out; echo err >&2; exit 3".into());
+        let mut capture = OutputCapture::unbounded();
+        let ending = wait_for(&mut child, &mut capture, Duration::from_secs(20), None);
+        assert_eq!(ending, Ending::Exited(3));
+        let output = String::from_utf8_lossy(&capture.into_bytes()).to_string();
+        assert!(output.contains("out") && output.contains("err"), "{output}");
     }
 
     #[test]

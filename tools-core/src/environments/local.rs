@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::local_child::{LocalChild, LocalCommand};
-use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, env_filter};
+use super::shell_connection::{LocalShell, ShellConnection};
+use super::{
+    BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode, env_filter,
+    persistent_script,
+};
 
 /// Find `name` on `PATH`.
 pub fn which(name: &str) -> Option<std::path::PathBuf> {
@@ -184,6 +188,26 @@ impl Environment for LocalEnvironment {
             }
         })?;
         Ok(Box::new(child))
+    }
+
+    fn open_shell(&self) -> Option<Result<Box<dyn ShellConnection>, EnvError>> {
+        if self.shell != "bash" {
+            return None;
+        }
+        let spec = self.command(SpawnRequest {
+            script: persistent_script::DRIVER.into(),
+            stdin: StdinMode::Piped,
+            ..SpawnRequest::default()
+        });
+        let shell = LocalChild::spawn_contained(spec)
+            .and_then(|child| LocalShell::new(child, None))
+            .map(|shell| Box::new(shell) as Box<dyn ShellConnection>)
+            .map_err(|source| EnvError::Spawn {
+                backend: BackendKind::Local,
+                what: "persistent bash".into(),
+                source,
+            });
+        Some(shell)
     }
 
     fn describe(&self) -> String {

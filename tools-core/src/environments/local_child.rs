@@ -2,7 +2,8 @@
 //! when asked), with stdout and stderr merged into one pipe. Killing it signals the whole
 //! group (SIGTERM, up to 1 s grace, SIGKILL) and reaps the leader, so nothing is left behind.
 //! A contained child ([`LocalChild::spawn_contained`]) also ends whatever left the group
-//! (daemons, `setsid`) through its [`Scope`], when killed and when dropped.
+//! (daemons, `setsid`) through its [`Scope`], when killed and when dropped; without a
+//! cgroup, a piped one runs under a subreaper runner (`subreaper.rs`) as well.
 //!
 //! Used directly by the local and sandbox backends, and for the client processes of the
 //! ssh and singularity backends.
@@ -56,6 +57,8 @@ pub struct LocalChild {
     child: Child,
     pgid: Option<Pid>,
     output: Option<Box<dyn Read + Send>>,
+    /// The output pipe itself (piped children), until taken by either accessor.
+    pipe: Option<std::io::PipeReader>,
     stdin: Option<Box<dyn Write + Send>>,
     exit: Option<i32>,
     /// Runs after the group is killed (e.g. a remote kill for ssh clients).
@@ -206,6 +209,12 @@ impl LocalChild {
         } else {
             cmd.process_group(0);
         }
+        // Without a cgroup, a subreaper runner keeps what leaves the group *and* drops
+        // the environment mark (the last escape of the mark fallback).
+        #[cfg(target_os = "linux")]
+        if scope.is_some_and(|scope| scope.cgroup().is_none()) {
+            super::subreaper::attach(&mut cmd);
+        }
         #[cfg(target_os = "linux")]
         super::confine::attach(&mut cmd, spec.confine.clone());
         let (reader, writer) = std::io::pipe()?;
@@ -229,7 +238,8 @@ impl LocalChild {
         Ok(LocalChild {
             child,
             pgid,
-            output: Some(Box::new(reader)),
+            output: None,
+            pipe: Some(reader),
             stdin,
             exit: None,
             on_kill: None,
@@ -286,11 +296,23 @@ impl LocalChild {
             child,
             pgid,
             output: Some(Box::new(PtyReader(read_side))),
+            pipe: None,
             stdin,
             exit: None,
             on_kill: None,
             scope: None,
         })
+    }
+
+    /// The output pipe itself, for callers that wait on it with `poll` (piped children
+    /// only; `None` with a PTY or once taken).
+    pub fn take_output_pipe(&mut self) -> Option<std::io::PipeReader> {
+        self.pipe.take()
+    }
+
+    /// The scope of a contained child.
+    pub fn scope(&self) -> Option<&Scope> {
+        self.scope.as_ref()
     }
 
     /// Run `f` after the local group is killed (remote cleanup for client processes).
@@ -323,7 +345,10 @@ impl LocalChild {
 
 impl RunningCommand for LocalChild {
     fn take_output(&mut self) -> Option<Box<dyn Read + Send>> {
-        self.output.take()
+        match self.pipe.take() {
+            Some(pipe) => Some(Box::new(pipe)),
+            None => self.output.take(),
+        }
     }
 
     fn take_stdin(&mut self) -> Option<Box<dyn Write + Send>> {

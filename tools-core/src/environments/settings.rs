@@ -41,6 +41,9 @@ pub struct TerminalSettings {
     pub spill_max_bytes: u64,
     /// Bytes of output kept per background process (rolling window).
     pub background_buffer_bytes: usize,
+    /// Run foreground commands in one long-lived bash per task (local and sandbox
+    /// backends), each in a subshell of its own; `false` starts a new shell per command.
+    pub persistent_shell: bool,
     /// Background processes tracked at once (finished ones are pruned first).
     pub max_background_processes: usize,
     /// Seconds a finished background process stays listed.
@@ -74,6 +77,7 @@ impl Default for TerminalSettings {
             auto_source_bashrc: true,
             spill_max_bytes: 64 * 1024 * 1024,
             background_buffer_bytes: 200_000,
+            persistent_shell: true,
             max_background_processes: 64,
             finished_process_ttl: 30 * 60,
             docker: DockerSettings::default(),

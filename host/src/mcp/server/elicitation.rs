@@ -313,6 +313,84 @@ mod tests {
         );
     }
 
+    /// A client that declares form elicitation, never answers a form, and records the
+    /// ids of the forms it was sent and of the `notifications/cancelled` it received.
+    #[derive(Clone, Default)]
+    struct SilentClient {
+        asked: Arc<Mutex<Vec<rmcp::model::RequestId>>>,
+        cancelled: Arc<Mutex<Vec<Option<rmcp::model::RequestId>>>>,
+    }
+
+    impl rmcp::ClientHandler for SilentClient {
+        fn get_info(&self) -> rmcp::model::ClientConfig {
+            rmcp::model::ClientConfig::new(
+                rmcp::model::ClientCapabilities::builder()
+                    .enable_elicitation()
+                    .build(),
+                rmcp::model::Implementation::new("silent", "0"),
+            )
+        }
+
+        async fn create_elicitation(
+            &self,
+            _request: ElicitRequestParams,
+            context: rmcp::service::RequestContext<rmcp::RoleClient>,
+        ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+            self.asked.lock().unwrap().push(context.id.clone());
+            std::future::pending().await
+        }
+
+        async fn on_cancelled(
+            &self,
+            params: rmcp::model::CancelledNotificationParam,
+            _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+        ) {
+            self.cancelled.lock().unwrap().push(params.request_id);
+        }
+    }
+
+    #[derive(Clone)]
+    struct BareServer;
+
+    impl rmcp::ServerHandler for BareServer {}
+
+    #[tokio::test]
+    async fn a_timed_out_prompt_is_denied_and_cancelled_at_the_client() {
+        use rmcp::ServiceExt as _;
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let client = SilentClient::default();
+        let server =
+            tokio::spawn(async move { BareServer.serve(tokio::io::split(server_io)).await });
+        let client_service = client
+            .clone()
+            .serve(tokio::io::split(client_io))
+            .await
+            .unwrap();
+        let server_service = server.await.unwrap().unwrap();
+        let router = Arc::new(ElicitationRouter::new(Duration::from_millis(200)));
+        let _route = router.route("call-1", server_service.peer().clone());
+        let prompt = ApprovalPrompt {
+            tool_call_id: "call-1".into(),
+            command: "rm -rf /tmp/x".into(),
+            description: "recursive delete".into(),
+            choices: Vec::new(),
+        };
+        assert_eq!(router.ask(&prompt).await, Some(ApprovalAnswer::Deny));
+        let asked = client.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "the form never reached the client");
+        let mut cancelled = Vec::new();
+        for _ in 0..100 {
+            cancelled = client.cancelled.lock().unwrap().clone();
+            if !cancelled.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(cancelled, vec![Some(asked[0].clone())]);
+        let _ = client_service.cancel().await;
+        let _ = server_service.cancel().await;
+    }
+
     #[tokio::test]
     async fn unrouted_calls_cannot_ask() {
         let router = ElicitationRouter::default();

@@ -178,14 +178,14 @@ impl ServerHandler for ToolhostServer {
             .core
             .elicitation
             .route(&ctx.tool_call_id, context.peer.clone());
-        let _heartbeat = context.meta.get_progress_token().map(|token| {
-            progress::start(
-                context.peer.clone(),
-                token,
-                name.clone(),
-                self.core.progress_interval,
-            )
-        });
+        let _heartbeat = progress::start(
+            context.peer.clone(),
+            context.id.clone(),
+            context.meta.get_progress_token(),
+            name.clone(),
+            &ctx.tool_call_id,
+            self.core.progress_interval,
+        );
         tracing::debug!(tool = %name, call = %ctx.tool_call_id, "MCP tools/call");
         let call = self.core.dispatcher.call_async(&name, &args_json, &ctx);
         tokio::pin!(call);

@@ -13,6 +13,8 @@ mod http;
 mod list_changed;
 mod listing;
 mod progress;
+#[cfg(test)]
+mod progress_tests;
 pub mod stdio_transport;
 
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
+pub use elicitation::DEFAULT_TIMEOUT as DEFAULT_APPROVAL_TIMEOUT;
 pub use elicitation::{ApprovalAnswer, ApprovalPrompt, ElicitationRouter, RouteGuard};
 pub use handler::{ServerCore, ToolhostServer};
 pub use http::{HttpServeError, HttpServer, serve_http, serve_http_with_origins};
