@@ -282,7 +282,12 @@ impl TaskEnvironment {
         cwd: &str,
         capture: &mut OutputCapture,
     ) -> Option<Ending> {
-        if !self.persistent.load(Ordering::SeqCst) || !self.snapshot_ready.load(Ordering::SeqCst) {
+        // A command a human approved runs in a shell of its own: the persistent shell
+        // carries the floor of unapproved commands (`terminal.local.confine = "verdict"`).
+        if request.approved
+            || !self.persistent.load(Ordering::SeqCst)
+            || !self.snapshot_ready.load(Ordering::SeqCst)
+        {
             return None;
         }
         let mut slot = match self.shell.try_lock() {
