@@ -257,13 +257,19 @@ impl Sandbox {
             cmd.arg("--bind").arg(self.path(dir)).arg(at);
         }
         cmd.arg("--ro-bind").arg(self.path("shims")).arg("/shims");
+        // Every path a shimmed program is reachable at (symlinks such as
+        // `/usr/bin/vi -> /etc/alternatives/vi -> /usr/bin/vim.basic` resolved).
+        let mut bound: Vec<PathBuf> = Vec::new();
         for name in SHIMMED {
             for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"] {
-                let target = Path::new(dir).join(name);
-                if target.exists() {
+                let Ok(target) = Path::new(dir).join(name).canonicalize() else {
+                    continue;
+                };
+                if target.starts_with("/usr") && !bound.contains(&target) {
                     cmd.arg("--ro-bind")
                         .arg(self.path("shims").join(name))
                         .arg(&target);
+                    bound.push(target);
                 }
             }
         }
@@ -423,7 +429,8 @@ fn no_command_that_did_damage_was_judged_benign() {
 #[ignore = "needs bwrap"]
 fn the_sandbox_holds_against_escapes() {
     let bwrap = bwrap();
-    let host_canary = tempfile::NamedTempFile::new().unwrap();
+    // Outside every path the sandbox binds: invisible inside it.
+    let host_canary = tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")).unwrap();
     std::fs::write(host_canary.path(), "host").unwrap();
     let sandbox = Sandbox::new();
     let parent = std::process::id();

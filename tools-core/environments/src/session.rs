@@ -283,7 +283,12 @@ impl TaskEnvironment {
         cwd: &str,
         capture: &mut OutputCapture,
     ) -> Option<Ending> {
-        if !self.persistent.load(Ordering::SeqCst) || !self.snapshot_ready.load(Ordering::SeqCst) {
+        // A command a human approved runs in a shell of its own: the persistent shell
+        // carries the floor of unapproved commands (`terminal.local.confine = "verdict"`).
+        if request.approved
+            || !self.persistent.load(Ordering::SeqCst)
+            || !self.snapshot_ready.load(Ordering::SeqCst)
+        {
             return None;
         }
         // The persistent shell runs under the floor of an unapproved command; a command

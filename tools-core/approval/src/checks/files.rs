@@ -590,13 +590,14 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
         ),
         None => (&ops[..], None),
     };
-    if name == "ln" {
-        record_links(az, rest, &items, &ops, target_dir);
-    }
     if let Some(dest) = dest
         && (name != "scp" && name != "rsync" || !dest.as_str().contains(':'))
     {
         write_target_via(az, &dest, Via::Copy);
+    }
+    if name == "ln" {
+        // After the destination check: the new link is judged where it is made.
+        record_links(az, rest, &items, &ops, target_dir);
     }
     for &i in sources {
         let src = &rest[i];
