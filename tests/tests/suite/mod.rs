@@ -5,6 +5,7 @@
 mod approvals_cli;
 mod cli_contract;
 mod execute_code_cli;
+mod gaps_chat;
 mod install;
 mod isolation_process;
 mod loop_run;
