@@ -2,7 +2,8 @@
 //! dispatch pipeline (target ≤ 2 µs), beside a core no-op and the bare ABI call. After
 //! the calls it prints the CPU the process burns while idle (the executor's spinning
 //! must stop once calls stop). The same no-op runs through a plugin process too
-//! (target ≤ 25 µs), beside the start-up cost of one plugin process.
+//! (target ≤ 25 µs), beside the start-up cost of one plugin process, and through a
+//! Hermes Python plugin run by `python3`.
 //!
 //! Needs the fixture plugins built in release mode:
 //! `cargo build --release --workspace && cargo bench -p toolhost --bench plugins`.
@@ -222,9 +223,21 @@ fn process_noop_call(c: &mut Criterion) {
     );
     let process = dispatcher(registry, hooks);
     assert_eq!(process.call("good_noop", "{}", &ctx).text, "{}");
+    let (python_root, python_config) = python_noop_plugin();
+    let (registry, hooks, set) = load(python_root.path(), &python_config);
+    assert!(
+        set.records().iter().all(|r| r.pid.is_some()),
+        "{:?}",
+        set.failures()
+    );
+    let python = dispatcher(registry, hooks);
+    assert_eq!(python.call("py_noop", "{}", &ctx).text, "{}");
     let mut group = c.benchmark_group("noop through the pipeline");
     group.bench_function("plugin tool, out of process (isolation = process)", |b| {
         b.iter(|| black_box(process.call(black_box("good_noop"), black_box("{}"), &ctx)))
+    });
+    group.bench_function("Hermes Python plugin tool (python3 child)", |b| {
+        b.iter(|| black_box(python.call(black_box("py_noop"), black_box("{}"), &ctx)))
     });
     group.finish();
 
@@ -244,6 +257,32 @@ fn process_noop_call(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// A Hermes directory plugin with one no-op tool, enabled, run by `python3`.
+fn python_noop_plugin() -> (tempfile::TempDir, PluginsConfig) {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = root.path().join("plugins").join("pynoop");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("plugin.yaml"),
+        "name: pynoop\nversion: \"1.0.0\"\n",
+    )
+    .expect("yaml");
+    std::fs::write(
+        dir.join("__init__.py"),
+        "def register(ctx):\n    ctx.register_tool('py_noop', 'pynoop', {'description': 'no-op'}, lambda args, **kw: '{}')\n",
+    )
+    .expect("init");
+    let config = PluginsConfig {
+        enabled: vec!["pynoop".into()],
+        python: toolhost::plugins::python::PythonConfig {
+            no_entry_points: true,
+            ..Default::default()
+        },
+        ..PluginsConfig::default()
+    };
+    (root, config)
 }
 
 /// CPU time of all live threads of this process (Linux `/proc`; `None` elsewhere).

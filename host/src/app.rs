@@ -119,6 +119,8 @@ pub struct Toolhost {
     pub plugins: PluginSet,
     /// The MCP servers whose tools are registered (stopped by [`Toolhost::shutdown`]).
     pub mcp: McpManager,
+    /// The FIFO `toolhost plugins reload` writes to, while process plugins run.
+    reload_channel: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Toolhost {
@@ -136,6 +138,9 @@ impl Drop for Toolhost {
     /// paths that bypass drop must call `services.shutdown()` themselves).
     fn drop(&mut self) {
         self.services.shutdown();
+        if let Some(fifo) = &self.reload_channel {
+            crate::plugins::control::stop_listening(fifo);
+        }
     }
 }
 
@@ -173,6 +178,7 @@ impl Toolhost {
         let plugin_config = &config.config.plugins;
         let roots = Roots::from_process(&home, plugin_config);
         let plugins = load_plugins(&home, plugin_config, &roots, &registry, &hooks);
+        let reload_channel = crate::plugins::control::listen(&home, &plugins, &registry, &hooks);
         // MCP last: its tools never shadow core or plugin tools.
         let mcp = if options.skip_mcp {
             McpManager::empty()
@@ -200,6 +206,17 @@ impl Toolhost {
         services
             .tool_caller
             .set(Arc::new(PipelineCaller(dispatcher.clone())));
+        services
+            .cron
+            .executor
+            .set(Arc::new(crate::cron::AgentExecutor::new(
+                home.clone(),
+                config.config.clone(),
+                Arc::clone(&registry),
+                Toolsets::from_config(&config.config.toolsets)?,
+                Arc::clone(&services),
+                dispatcher.clone(),
+            )));
         Ok(Toolhost {
             home,
             config,
@@ -211,6 +228,7 @@ impl Toolhost {
             core_failures,
             plugins,
             mcp,
+            reload_channel,
         })
     }
 
@@ -219,35 +237,52 @@ impl Toolhost {
     pub fn shutdown(&self) {
         self.mcp.shutdown();
         self.services.shutdown();
+        if let Some(fifo) = &self.reload_channel {
+            crate::plugins::control::stop_listening(fifo);
+        }
     }
 
     /// Batch options from `[dispatch]`, for calls of `context`'s task and session.
     pub fn batch_options(&self, context: ToolContext) -> BatchOptions {
-        let settings = &self.config.config.dispatch;
-        BatchOptions {
-            max_concurrency: settings.max_concurrency.max(1),
-            deadline: (settings.batch_timeout_secs > 0.0)
-                .then(|| Duration::from_secs_f64(settings.batch_timeout_secs)),
-            cancel_grace: Duration::from_secs_f64(settings.cancel_grace_secs.max(0.0)),
-            context,
-            resolve_path: self.path_resolver(),
-            ..BatchOptions::default()
-        }
+        batch_options_for(&self.config.config.dispatch, &self.services, context)
     }
 
     /// Resolves file-tool paths the way the tools do (against the task's working
     /// directory in its environment), for the batch planner's overlap checks.
     pub fn path_resolver(&self) -> PathResolver {
-        let services = Arc::clone(&self.services);
-        Arc::new(move |ctx, path| {
-            let files = services.files.for_task(ctx.task_key());
-            let resolved = files.resolve(path);
-            // Only the host's own file system can be asked about symlinks.
-            if files.kind() == "local" {
-                canonical_path(&resolved)
-            } else {
-                resolved
-            }
-        })
+        path_resolver_for(&self.services)
     }
+}
+
+/// Batch options from `[dispatch]` over `services`' file systems (what
+/// [`Toolhost::batch_options`] gives), for calls of `context`'s task and session.
+pub fn batch_options_for(
+    settings: &crate::dispatch::DispatchSettings,
+    services: &Arc<CoreServices>,
+    context: ToolContext,
+) -> BatchOptions {
+    BatchOptions {
+        max_concurrency: settings.max_concurrency.max(1),
+        deadline: (settings.batch_timeout_secs > 0.0)
+            .then(|| Duration::from_secs_f64(settings.batch_timeout_secs)),
+        cancel_grace: Duration::from_secs_f64(settings.cancel_grace_secs.max(0.0)),
+        context,
+        resolve_path: path_resolver_for(services),
+        ..BatchOptions::default()
+    }
+}
+
+/// Resolves file-tool paths against each task's file system ([`Toolhost::path_resolver`]).
+pub fn path_resolver_for(services: &Arc<CoreServices>) -> PathResolver {
+    let services = Arc::clone(services);
+    Arc::new(move |ctx, path| {
+        let files = services.files.for_task(ctx.task_key());
+        let resolved = files.resolve(path);
+        // Only the host's own file system can be asked about symlinks.
+        if files.kind() == "local" {
+            canonical_path(&resolved)
+        } else {
+            resolved
+        }
+    })
 }

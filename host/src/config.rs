@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
 use tools_core::code_exec::CodeExecutionSettings;
+use tools_core::cron::CronSettings;
 use tools_core::environments::TerminalSettings;
 use tools_core::settings::{
     ClarifySettings, CoreSettings, FileToolSettings, MemorySettings, ToolOutputSettings,
@@ -56,6 +57,8 @@ pub struct Config {
     pub delegation: DelegationSettings,
     /// `[code_execution]` — `execute_code` limits and the tools scripts may call.
     pub code_execution: CodeExecutionSettings,
+    /// `[cron]` — scheduled jobs: time zone, run timeout, history, delivery targets.
+    pub cron: CronSettings,
 }
 
 impl Config {
@@ -70,6 +73,7 @@ impl Config {
             files: self.files.clone(),
             skills: self.skills.clone(),
             code_execution: self.code_execution.clone(),
+            cron: self.cron.clone(),
         }
     }
 }

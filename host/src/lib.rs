@@ -7,6 +7,7 @@ pub mod batch;
 pub mod cli;
 pub mod coerce;
 pub mod config;
+pub mod cron;
 pub mod definitions;
 pub mod dispatch;
 pub mod mcp;

@@ -3,6 +3,9 @@
 //! cwd report), capture, ANSI strip, redaction. The environment is warm (created before
 //! measuring), as in Hermes' `hermes_terminal.py` beside this file.
 //!
+//! Local and sandbox run twice: with the persistent shell (the default) and with one
+//! shell per command (`terminal.persistent_shell = false`, the path before it).
+//!
 //! Backends without their service (bwrap, `.ci/setup-terminal.sh`'s podman socket and
 //! sshd, read from `/tmp/toolhost-ci/env`) are skipped with a note.
 //!
@@ -71,15 +74,23 @@ fn bench(c: &mut Criterion) {
     group
         .sample_size(30)
         .measurement_time(Duration::from_secs(8));
-    for kind in [
-        BackendKind::Local,
-        BackendKind::Sandbox,
-        BackendKind::Docker,
-        BackendKind::Ssh,
+    for (kind, persistent) in [
+        (BackendKind::Local, true),
+        (BackendKind::Local, false),
+        (BackendKind::Sandbox, true),
+        (BackendKind::Sandbox, false),
+        (BackendKind::Docker, true),
+        (BackendKind::Ssh, true),
     ] {
-        let Some(terminal) = settings_for(kind, &env) else {
+        let Some(mut terminal) = settings_for(kind, &env) else {
             eprintln!("skipping {kind}: its service is not set up (.ci/setup-terminal.sh)");
             continue;
+        };
+        terminal.persistent_shell = persistent;
+        let name = if persistent {
+            kind.name().to_string()
+        } else {
+            format!("{kind}_one_shell_per_command")
         };
         let Ok(home) = tempfile::tempdir() else {
             eprintln!("skipping {kind}: no temporary directory");
@@ -104,7 +115,7 @@ fn bench(c: &mut Criterion) {
             "{kind}: {}",
             first.text
         );
-        group.bench_function(kind.name(), |b| {
+        group.bench_function(name, |b| {
             b.iter(|| registry.dispatch_blocking("terminal", args.clone(), &ctx))
         });
         services.shutdown();

@@ -15,6 +15,7 @@ pub mod bridge;
 pub mod code_exec;
 pub mod config_edit;
 pub mod context;
+pub mod cron;
 pub mod entry;
 pub mod environments;
 pub mod error;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::approval::{AllowAllGate, ApprovalGate};
 #[cfg(unix)]
 use crate::code_exec::ToolCallerSlot;
+use crate::cron::CronService;
 use crate::environments::EnvironmentManager;
 use crate::environments::files_provider::EnvironmentFiles;
 use crate::files::FileSystemProvider;
@@ -41,6 +42,8 @@ pub struct CoreServices {
     /// The host's pipeline, for `execute_code` scripts (installed by the host).
     #[cfg(unix)]
     pub tool_caller: ToolCallerSlot,
+    /// Scheduled jobs: `[cron]`, the job store, the host's agent runner.
+    pub cron: Arc<CronService>,
 }
 
 impl std::fmt::Debug for CoreServices {
@@ -70,7 +73,9 @@ impl CoreServices {
             &settings.skills,
             &cwd,
         ));
+        let cron = Arc::new(CronService::new(home.clone(), settings.cron.clone()));
         CoreServices {
+            cron,
             home,
             settings,
             hooks,
@@ -101,6 +106,7 @@ impl CoreServices {
     pub fn shutdown(&self) {
         #[cfg(unix)]
         self.tool_caller.clear();
+        self.cron.executor.clear();
         self.environments.shutdown();
     }
 }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use crate::approval::ApprovalSettings;
 #[cfg(unix)]
 use crate::code_exec::CodeExecutionSettings;
+use crate::cron::CronSettings;
 use crate::environments::TerminalSettings;
 use crate::skills::SkillsSettings;
 
@@ -152,4 +153,6 @@ pub struct CoreSettings {
     /// `[code_execution]` (`execute_code` limits and allowed tools).
     #[cfg(unix)]
     pub code_execution: CodeExecutionSettings,
+    /// `[cron]` (time zone, run timeout, history, delivery targets).
+    pub cron: CronSettings,
 }

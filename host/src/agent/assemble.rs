@@ -77,6 +77,22 @@ impl ToolOffer {
     }
 }
 
+/// The parts of a started host an agent is built from ([`Agent::from_pieces`]).
+pub struct HostPieces<'a> {
+    /// The home directory.
+    pub home: &'a tools_core::Home,
+    /// The configuration.
+    pub config: &'a crate::config::Config,
+    /// The registry.
+    pub registry: &'a Arc<tools_core::Registry>,
+    /// The toolsets.
+    pub toolsets: &'a crate::toolsets::Toolsets,
+    /// Core services.
+    pub services: &'a Arc<tools_core::CoreServices>,
+    /// The dispatch pipeline.
+    pub dispatcher: &'a Dispatcher,
+}
+
 /// Everything an agent is built from ([`Agent::assemble`]).
 pub struct AgentParts {
     /// The model client.
@@ -141,10 +157,34 @@ impl Agent {
     /// An agent over `host`'s pipeline offering the tools of `selection`, talking to
     /// the model `[model]` and the environment name.
     pub fn from_host(host: &Toolhost, selection: &ToolsetSelection) -> Result<Self, AgentError> {
-        let config = &host.config.config;
-        let endpoint = ModelEndpoint::from_env(&config.model);
+        Self::from_pieces(
+            &HostPieces {
+                home: &host.home,
+                config: &host.config.config,
+                registry: &host.registry,
+                toolsets: &host.toolsets,
+                services: &host.services,
+                dispatcher: &host.dispatcher,
+            },
+            selection,
+            None,
+        )
+    }
+
+    /// An agent from the pieces of a host (what [`Agent::from_host`] uses), talking to
+    /// `model` instead of the configured model name when given.
+    pub fn from_pieces(
+        host: &HostPieces<'_>,
+        selection: &ToolsetSelection,
+        model: Option<&str>,
+    ) -> Result<Self, AgentError> {
+        let config = host.config;
+        let mut endpoint = ModelEndpoint::from_env(&config.model);
+        if let Some(model) = model {
+            endpoint.model = model.to_string();
+        }
         let client = ModelClient::new(endpoint)?;
-        let definitions = selected_definitions(&host.registry, &host.toolsets, selection);
+        let definitions = selected_definitions(host.registry, host.toolsets, selection);
         let from_mcp = definitions
             .names
             .iter()
@@ -161,8 +201,12 @@ impl Agent {
             from_mcp,
         };
         let sessions = Arc::new(SessionStore::open_in(&host.home.state_dir())?);
-        let state = Arc::new(AgentLoopState::from_services(&host.services));
-        let batch = host.batch_options(tools_core::ToolContext::default());
+        let state = Arc::new(AgentLoopState::from_services(host.services));
+        let batch = crate::app::batch_options_for(
+            &config.dispatch,
+            host.services,
+            tools_core::ToolContext::default(),
+        );
         let spill = crate::spill::ResultSpill::new(host.home.results_dir());
         Ok(Self::assemble(AgentParts {
             client,

@@ -35,7 +35,7 @@ mod images_loop_tests;
 #[cfg(test)]
 mod turn_tests;
 
-pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, ToolOffer};
+pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, HostPieces, ToolOffer};
 pub use background::{Background, FinishedDelegation};
 pub use client::{ChatRequest, Completion, ModelClient, ModelError};
 pub use events::{AgentEvent, EventSink};

@@ -8,6 +8,7 @@
 mod approvals;
 mod call;
 mod chat;
+mod cron;
 mod dispatch;
 mod input;
 mod interrupt;
@@ -79,6 +80,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Chat with the configured model interactively, with the tools.
     Chat(chat::ChatArgs),
+    /// Scheduled jobs: run what is due (tick), keep running (daemon), show runs.
+    Cron(cron::CronArgs),
     /// Serve one out-of-process plugin to its host (started by toolhost itself).
     #[command(hide = true)]
     PluginHost(plugin_host::PluginHostArgs),
@@ -177,6 +180,7 @@ pub fn main() -> ExitCode {
         Command::Skills(args) => skills::run(&cli, args),
         Command::Run(args) => run::run(&cli, args),
         Command::Chat(args) => chat::run(&cli, args),
+        Command::Cron(args) => cron::run(&cli, args),
         Command::PluginHost(args) => plugin_host::run(&cli, args),
     };
     match outcome {

@@ -2,6 +2,8 @@
 //! native plugins.
 //!
 //! `list`, `info` and `doctor` start the host (they load plugins to report on them);
+//! `reload` asks running hosts to replace a process plugin's child (see
+//! `plugins::control`);
 //! `enable`, `disable`, `new` and `install` never load a plugin, so a plugin that
 //! crashes the host can still be turned off.
 
@@ -18,7 +20,7 @@ use crate::plugins::discovery::{self, Roots};
 use crate::plugins::install::{InstallOptions, install};
 use crate::plugins::manifest::{host_api_requirement, host_api_version};
 use crate::plugins::scaffold::{ApiSource, create};
-use crate::plugins::{Isolation, PluginRecord, PluginStatus};
+use crate::plugins::{Isolation, PluginKind, PluginRecord, PluginStatus};
 
 /// `println!` that ignores a closed stdout (`toolhost plugins list | head`).
 macro_rules! say {
@@ -83,6 +85,13 @@ pub enum PluginsCommand {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Replace a process plugin (native or Python) with a fresh process running the code
+    /// now on disk, in every running host of this home; with none running, check that it
+    /// reloads and show what it registers.
+    Reload {
+        /// Plugin name.
+        name: String,
+    },
     /// Turn a plugin on (edits config.toml, keeping its comments).
     Enable {
         /// Plugin name.
@@ -131,6 +140,7 @@ pub fn run(cli: &Cli, args: &PluginsArgs) -> Result<ExitCode, CliError> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        PluginsCommand::Reload { name } => reload(cli, name),
         PluginsCommand::Enable { name } => set_enabled(cli, name, true),
         PluginsCommand::Disable { name } => set_enabled(cli, name, false),
     }
@@ -172,20 +182,22 @@ fn list(host: &Toolhost, as_json: bool) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     say!(
-        "{:<20} {:<9} {:<10} {:<9} {:>5} {:>5}",
+        "{:<20} {:<9} {:<10} {:<6} {:<9} {:>5} {:>5}",
         "NAME",
         "VERSION",
         "SOURCE",
+        "KIND",
         "STATUS",
         "TOOLS",
         "HOOKS"
     );
     for r in &records {
         say!(
-            "{:<20} {:<9} {:<10} {:<9} {:>5} {:>5}",
+            "{:<20} {:<9} {:<10} {:<6} {:<9} {:>5} {:>5}",
             r.name,
             r.version.as_deref().unwrap_or("-"),
             r.source,
+            r.kind,
             r.status,
             r.tools.len(),
             r.hooks.len()
@@ -260,6 +272,7 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
         show("description:", d);
     }
     show("source:", &record.source.to_string());
+    show("kind:", &record.kind.to_string());
     show("status:", &record.status.to_string());
     if let Some(reason) = &record.reason {
         show("reason:", reason);
@@ -267,12 +280,13 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
     show("library:", &record.path.display().to_string());
     show(
         "manifest:",
-        &record
-            .manifest
-            .as_ref()
-            .map_or("(embedded in the library)".into(), |p| {
-                p.display().to_string()
-            }),
+        &record.manifest.as_ref().map_or_else(
+            || match record.kind {
+                PluginKind::Python => "(pip package: the entry point)".into(),
+                PluginKind::Native => "(embedded in the library)".into(),
+            },
+            |p| p.display().to_string(),
+        ),
     );
     let api = match (&record.api, &record.built_for) {
         (Some(api), Some(built)) => format!("{api} (built for {built})"),
@@ -317,6 +331,9 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
     for warning in &record.warnings {
         show("warning:", warning);
     }
+    for what in &record.unsupported {
+        show("unsupported:", what);
+    }
     if let Some(detail) = record
         .detail
         .as_ref()
@@ -324,6 +341,30 @@ fn info(host: &Toolhost, name: &str, as_json: bool) -> Result<ExitCode, CliError
     {
         say!("\n{detail}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn reload(cli: &Cli, name: &str) -> Result<ExitCode, CliError> {
+    let home = cli.home()?;
+    let asked = crate::plugins::control::request_reload(&home, name);
+    if asked > 0 {
+        say!("asked {asked} running host(s) to reload {name} (their logs say how it went)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let host = cli.start_quiet()?;
+    let record = host
+        .plugins
+        .reload(name, &host.registry, &host.hooks)
+        .map_err(|e| CliError::Input(e.to_string()))?;
+    say!(
+        "no running host; {name} reloads: pid {}, tools: {}",
+        record.pid.map_or_else(|| "-".into(), |p| p.to_string()),
+        if record.tools.is_empty() {
+            "-".into()
+        } else {
+            record.tools.join(", ")
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -427,10 +468,21 @@ fn set_enabled(cli: &Cli, name: &str, enable: bool) -> Result<ExitCode, CliError
     let home = cli.home()?;
     let loaded = cli.load_config(&home)?;
     let roots = Roots::from_process(&home, &loaded.config.plugins);
-    let known: Vec<String> = discovery::scan(&roots)
+    let mut known: Vec<String> = discovery::scan(&roots)
         .into_iter()
         .map(|(source, location, off)| discovery::inspect(source, &location, off).name)
         .collect();
+    let python = &loaded.config.plugins.python;
+    if !known.iter().any(|n| n == name)
+        && !python.no_entry_points
+        && let Some(interpreter) = python.resolve_interpreter(home.root())
+    {
+        // pip-installed Hermes plugins (their entry points name them).
+        match crate::plugins::python::shim::list_entry_points(&interpreter) {
+            Ok(eps) => known.extend(eps.into_iter().map(|ep| ep.name)),
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
     if !known.iter().any(|n| n == name) {
         return Err(CliError::Input(format!(
             "no plugin named {name} was found (found: {})",

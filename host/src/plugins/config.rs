@@ -15,6 +15,14 @@
 //! default_isolation = "in-process"  # or "process": every non-bundled plugin in a child
 //! max_crashes = 3             # crashes of a process plugin before it is given up (0 = never)
 //! memory_limit_mb = 4096      # address-space cap of each plugin process (0 = none)
+//! confine = "off"             # Landlock/seccomp floor of plugin processes: "floor" or
+//!                             # "workspace" (as terminal.local.confine; cwd = workspace)
+//! writable = []               # more paths plugin processes may write when confined
+//!
+//! [plugins.python]            # Hermes Python plugins (always out of process)
+//! interpreter = "~/venvs/hermes/bin/python"  # default: $VIRTUAL_ENV/bin/python, else python3
+//! no_entry_points = false     # true: ignore pip packages' hermes_agent.plugins entry points
+//! allow_tool_override = []    # Python plugins allowed to replace core tools
 //!
 //! [plugins.isolation]         # per plugin: "process" or "in-process"
 //! thirdparty = "process"
@@ -32,6 +40,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::process::Isolation;
+use super::python::PythonConfig;
+use tools_core::environments::confine::ConfineMode;
 
 /// `[plugins]`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -64,6 +74,13 @@ pub struct PluginsConfig {
     pub max_crashes: u32,
     /// Address-space cap (`RLIMIT_AS`) of each plugin process, in MiB; 0 = none.
     pub memory_limit_mb: u64,
+    /// The kernel floor of every plugin process (`off`, `floor`, `workspace`: the modes
+    /// of `terminal.local.confine`, with the host's working directory as workspace).
+    pub confine: ConfineMode,
+    /// More paths plugin processes may write under `confine`.
+    pub writable: Vec<PathBuf>,
+    /// `[plugins.python]`: the interpreter and rules for Hermes Python plugins.
+    pub python: PythonConfig,
     /// Per-plugin settings, handed to the plugin at registration.
     pub config: BTreeMap<String, toml::Value>,
     /// Per-plugin overrides of `max_panics`, `timeout_secs`, `check_timeout_secs` and
@@ -101,6 +118,9 @@ impl Default for PluginsConfig {
             isolation: BTreeMap::new(),
             max_crashes: 3,
             memory_limit_mb: 4096,
+            confine: ConfineMode::Off,
+            writable: Vec::new(),
+            python: PythonConfig::default(),
             config: BTreeMap::new(),
             limits: BTreeMap::new(),
         }
@@ -124,6 +144,14 @@ impl PluginsConfig {
             .get(name)
             .and_then(|v| serde_json::to_value(v).ok())
             .unwrap_or(serde_json::Value::Null)
+    }
+
+    /// `writable`, with `~/` expanded and relative paths taken from `home`.
+    pub fn resolved_writable(&self, home: &Path) -> Vec<PathBuf> {
+        self.writable
+            .iter()
+            .map(|p| resolve_path(home, p))
+            .collect()
     }
 
     /// `paths`, with `~/` expanded and relative paths taken from `home`.

@@ -28,6 +28,8 @@ use tools_core::Home;
 use super::config::PluginsConfig;
 use super::elf;
 use super::manifest::{Manifest, check_api};
+use super::python::manifest::{manifest_file as python_manifest_file, parse as parse_yaml};
+use super::python::shim::Target;
 
 /// Env: opt in to project plugins.
 pub const PROJECT_ENV: &str = "TOOLHOST_ENABLE_PROJECT_PLUGINS";
@@ -57,6 +59,8 @@ pub enum PluginSource {
     Project,
     /// `TOOLHOST_PLUGIN_PATH` and system directories.
     Installed,
+    /// A `hermes_agent.plugins` entry point of the Python environment.
+    Pip,
 }
 
 impl std::fmt::Display for PluginSource {
@@ -66,6 +70,7 @@ impl std::fmt::Display for PluginSource {
             PluginSource::User => "user",
             PluginSource::Project => "project",
             PluginSource::Installed => "installed",
+            PluginSource::Pip => "pip",
         })
     }
 }
@@ -158,6 +163,28 @@ pub enum Location {
     Dir(PathBuf),
     /// A library carrying its own manifest.
     Loose(PathBuf),
+    /// A Hermes directory plugin: `plugin.yaml` and `__init__.py`, no `plugin.toml`.
+    Python(PathBuf),
+}
+
+/// What kind of code a plugin is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PluginKind {
+    /// A shared library built against the plugin API.
+    #[default]
+    Native,
+    /// A Hermes Agent Python plugin, run by the Python plugin host.
+    Python,
+}
+
+impl std::fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            PluginKind::Native => "native",
+            PluginKind::Python => "python",
+        })
+    }
 }
 
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
@@ -194,7 +221,12 @@ pub fn scan_dir(dir: &Path, bundled_only: bool) -> Vec<Location> {
     let mut found = Vec::new();
     for path in sorted_entries(dir) {
         if path.is_dir() {
-            if !bundled_only {
+            if bundled_only {
+                continue;
+            }
+            if !path.join("plugin.toml").exists() && python_manifest_file(&path).is_some() {
+                found.push(Location::Python(path));
+            } else {
                 found.push(Location::Dir(path));
             }
         } else if is_library(&path, bundled_only) {
@@ -253,7 +285,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(summary: impl Into<String>) -> Self {
+    pub(crate) fn new(summary: impl Into<String>) -> Self {
         let summary = summary.into();
         Failure {
             detail: summary.clone(),
@@ -281,6 +313,12 @@ pub struct Candidate {
     pub failure: Option<Failure>,
     /// A project plugin that is not opted in.
     pub project_off: bool,
+    /// Native library or Python plugin.
+    pub kind: PluginKind,
+    /// What the Python plugin host imports (Python plugins only).
+    pub python: Option<Target>,
+    /// Things worth a warning found while inspecting.
+    pub warnings: Vec<String>,
 }
 
 fn file_stem(path: &Path) -> String {
@@ -300,6 +338,7 @@ fn file_stem(path: &Path) -> String {
 /// header, segment bounds, embedded record) and plugin-api compatibility.
 pub fn inspect(source: PluginSource, location: &Location, project_off: bool) -> Candidate {
     let mut candidate = match location {
+        Location::Python(dir) => return inspect_python(source, dir, project_off),
         Location::Dir(dir) => Candidate {
             source,
             name: dir
@@ -312,6 +351,9 @@ pub fn inspect(source: PluginSource, location: &Location, project_off: bool) -> 
             built_for: None,
             failure: None,
             project_off,
+            kind: PluginKind::Native,
+            python: None,
+            warnings: Vec::new(),
         },
         Location::Loose(file) => Candidate {
             source,
@@ -322,10 +364,61 @@ pub fn inspect(source: PluginSource, location: &Location, project_off: bool) -> 
             built_for: None,
             failure: None,
             project_off,
+            kind: PluginKind::Native,
+            python: None,
+            warnings: Vec::new(),
         },
     };
     if let Err(failure) = inspect_into(&mut candidate, location) {
         candidate.failure = Some(failure);
+    }
+    candidate
+}
+
+/// A Hermes directory plugin: its `plugin.yaml` read, nothing imported.
+fn inspect_python(source: PluginSource, dir: &Path, project_off: bool) -> Candidate {
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let manifest_path = python_manifest_file(dir);
+    let mut candidate = Candidate {
+        source,
+        name: dir_name.clone(),
+        manifest_path: manifest_path.clone(),
+        library: dir.to_path_buf(),
+        manifest: None,
+        built_for: None,
+        failure: None,
+        project_off,
+        kind: PluginKind::Python,
+        python: Some(Target::Directory(dir.to_path_buf())),
+        warnings: Vec::new(),
+    };
+    let Some(path) = manifest_path else {
+        candidate.failure = Some(Failure::new("missing plugin.yaml"));
+        return candidate;
+    };
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parsed = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::new(format!("cannot read {file}: {e}")))
+        .and_then(|text| {
+            parse_yaml(&file, &text, &dir_name).map_err(|e| Failure::new(e.to_string()))
+        });
+    match parsed {
+        Ok((manifest, warnings)) => {
+            candidate.name = manifest.name.clone();
+            candidate.manifest = Some(manifest);
+            candidate.warnings = warnings;
+            if !dir.join("__init__.py").is_file() {
+                candidate.failure =
+                    Some(Failure::new(format!("no __init__.py in {}", dir.display())));
+            }
+        }
+        Err(failure) => candidate.failure = Some(failure),
     }
     candidate
 }
@@ -350,7 +443,7 @@ fn inspect_into(candidate: &mut Candidate, location: &Location) -> Result<(), Fa
             candidate.manifest = Some(manifest);
             None
         }
-        Location::Loose(_) => Some(()),
+        Location::Loose(_) | Location::Python(_) => Some(()),
     };
     if candidate.manifest.is_some() && !candidate.library.is_file() {
         return Err(Failure::new(format!(

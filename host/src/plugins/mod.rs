@@ -13,15 +13,27 @@ pub mod adapter;
 pub mod bundle;
 pub mod call;
 pub mod config;
+pub mod control;
 pub mod discovery;
 pub mod elf;
+#[cfg(all(
+    test,
+    target_os = "linux",
+    target_pointer_width = "64",
+    target_endian = "little"
+))]
+mod elf_prop_tests;
 pub mod executor;
 pub mod fault;
 pub mod install;
 pub mod loader;
 mod logger;
 pub mod manifest;
+#[cfg(test)]
+mod manifest_prop_tests;
 pub mod process;
+pub mod python;
+pub mod reload;
 pub mod runtime;
 pub mod scaffold;
 
@@ -34,7 +46,7 @@ use tools_core::{Home, Hooks, Registry};
 
 pub use adapter::RefusedTool;
 pub use config::PluginsConfig;
-pub use discovery::{Candidate, PluginSource, Roots};
+pub use discovery::{Candidate, PluginKind, PluginSource, Roots};
 pub use fault::PluginFault;
 pub use process::Isolation;
 use process::{ProcessLimits, ProcessPlugin};
@@ -73,6 +85,8 @@ pub struct PluginRecord {
     pub description: Option<String>,
     /// Where it was found.
     pub source: PluginSource,
+    /// Native library or Python plugin.
+    pub kind: PluginKind,
     /// The library file.
     pub path: PathBuf,
     /// `plugin.toml` (absent for self-describing libraries).
@@ -105,6 +119,8 @@ pub struct PluginRecord {
     pub crashes: u32,
     /// Non-fatal problems.
     pub warnings: Vec<String>,
+    /// What a Python plugin registered that toolhost cannot serve.
+    pub unsupported: Vec<String>,
     /// The full failure report (abi_stable's layout dump, loader messages).
     #[serde(skip)]
     pub detail: Option<String>,
@@ -123,6 +139,7 @@ impl PluginRecord {
                 .map(|m| m.description.clone())
                 .filter(|d| !d.is_empty()),
             source: candidate.source,
+            kind: candidate.kind,
             path: candidate.library.clone(),
             manifest: candidate.manifest_path.clone(),
             api: manifest.map(|m| m.api.to_string()),
@@ -143,9 +160,13 @@ impl PluginRecord {
                     m.unknown_keys
                         .iter()
                         .map(|k| format!("unknown manifest key `{k}` ignored"))
-                        .collect()
+                        .collect::<Vec<_>>()
                 })
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into_iter()
+                .chain(candidate.warnings.iter().cloned())
+                .collect(),
+            unsupported: Vec::new(),
             detail: None,
             runtime: None,
         }
@@ -173,6 +194,12 @@ impl PluginRecord {
                 record.pid = process.pid();
                 record.restarts = process.restarts();
                 record.crashes = process.crashes();
+            }
+            if let Some(rejoined) = runtime.rejoined() {
+                record.tools = rejoined.tools;
+                record.hooks = rejoined.hooks;
+                record.refused_tools = rejoined.refused;
+                record.unsupported = rejoined.unsupported;
             }
             if let Some(reason) = runtime.disabled_reason() {
                 record.status = PluginStatus::Disabled;
@@ -245,12 +272,42 @@ fn host_info(home: &Home, config: &PluginsConfig, name: &str, library: &Path) ->
     .to_string()
 }
 
-/// The process limits from `[plugins]`.
-fn process_limits(config: &PluginsConfig) -> ProcessLimits {
+/// The process limits from `[plugins]`: the memory cap, crash limit, and the kernel
+/// floor (`plugins.confine`), prepared once for every plugin process.
+fn process_limits(home: &Home, config: &PluginsConfig) -> ProcessLimits {
     ProcessLimits {
         memory_bytes: config.memory_limit_mb.saturating_mul(1024 * 1024),
         max_crashes: config.max_crashes,
         startup: std::time::Duration::from_secs(30),
+        confinement: plugin_confinement(home, config),
+    }
+}
+
+/// The Landlock/seccomp floor of plugin processes, when `plugins.confine` asks for one.
+fn plugin_confinement(
+    home: &Home,
+    config: &PluginsConfig,
+) -> Option<Arc<tools_core::environments::confine::Confinement>> {
+    use tools_core::environments::confine::{ConfineMode, Confinement, WritableRoots};
+    if config.confine == ConfineMode::Off {
+        return None;
+    }
+    let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let extra = config.resolved_writable(home.root());
+    let roots = WritableRoots::for_mode(
+        config.confine,
+        &workdir,
+        user_home.as_deref(),
+        home.root(),
+        &extra,
+    );
+    match Confinement::prepare(&roots) {
+        Ok(confinement) => Some(Arc::new(confinement)),
+        Err(error) => {
+            tracing::error!(%error, "plugins.confine: plugin processes cannot be confined");
+            None
+        }
     }
 }
 
@@ -262,10 +319,12 @@ pub fn load_plugins(
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
 ) -> PluginSet {
-    let candidates: Vec<Candidate> = discovery::scan(roots)
+    let limits = process_limits(home, config);
+    let mut candidates: Vec<Candidate> = discovery::scan(roots)
         .into_iter()
         .map(|(source, location, off)| discovery::inspect(source, &location, off))
         .collect();
+    candidates.extend(python::load::entry_point_candidates(home, config));
 
     // Later sources win: remember, per name, the last candidate with a readable manifest.
     let mut winners: HashMap<&str, usize> = HashMap::new();
@@ -309,10 +368,13 @@ pub fn load_plugins(
                 "off by default; turn it on with `toolhost plugins enable {}`",
                 candidate.name
             ))
+        } else if candidate.kind == PluginKind::Python {
+            python::load::load_one(home, config, &limits, candidate, registry, hooks, record)
         } else {
             load_one(
                 home,
                 config,
+                &limits,
                 candidate,
                 registry,
                 hooks,
@@ -331,9 +393,11 @@ pub fn load_plugins(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn load_one(
     home: &Home,
     config: &PluginsConfig,
+    proc_limits: &ProcessLimits,
     candidate: &Candidate,
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
@@ -378,7 +442,7 @@ fn load_one(
             Err(err) => return record.fail(err.to_string(), err.detail()),
         },
         Isolation::Process => {
-            match ProcessPlugin::start(&candidate.name, &canonical, &info, process_limits(config)) {
+            match ProcessPlugin::start(&candidate.name, &canonical, &info, proc_limits.clone()) {
                 Ok((process, declaration)) => (
                     PluginRuntime::new_process(
                         &candidate.name,
@@ -393,9 +457,22 @@ fn load_one(
             }
         }
     };
-    let joined = adapter::join(&runtime, &declaration, manifest, registry, hooks);
+    join_loaded(record, runtime, &declaration, manifest, registry, hooks)
+}
+
+/// Join a started plugin's declaration to the registry and hooks; the loaded record.
+fn join_loaded(
+    mut record: PluginRecord,
+    runtime: Arc<PluginRuntime>,
+    declaration: &adapter::Declaration,
+    manifest: &manifest::Manifest,
+    registry: &Arc<Registry>,
+    hooks: &Arc<Hooks>,
+) -> PluginRecord {
+    runtime.set_manifest(manifest.clone());
+    let joined = adapter::join(&runtime, declaration, manifest, registry, hooks);
     for refused in &joined.refused {
-        tracing::warn!(plugin = %candidate.name, tool = %refused.name, "tool refused: {}", refused.reason);
+        tracing::warn!(plugin = %record.name, tool = %refused.name, "tool refused: {}", refused.reason);
     }
     record.status = PluginStatus::Loaded;
     record.tools = joined.tools;
@@ -403,6 +480,6 @@ fn load_one(
     record.refused_tools = joined.refused;
     record.warnings.extend(joined.warnings);
     record.runtime = Some(runtime);
-    tracing::debug!(plugin = %record.name, source = %record.source, tools = record.tools.len(), "plugin loaded");
+    tracing::debug!(plugin = %record.name, source = %record.source, kind = %record.kind, tools = record.tools.len(), "plugin loaded");
     record
 }

@@ -26,7 +26,9 @@ use toolhost_plugin_api::abi::{FfiError, PluginObjectBox};
 use toolhost_plugin_api::wire::{CallContext, HookKind};
 use tools_core::{Hooks, Registry, ToolContext, ToolError, ToolOutcome, ToolSource};
 
+use super::adapter::RefusedTool;
 use super::fault::PluginFault;
+use super::manifest::Manifest;
 use super::process::protocol::{Answer, Op};
 use super::process::{ProcessFault, ProcessPlugin};
 
@@ -76,6 +78,21 @@ pub struct PluginRuntime {
     registry: Weak<Registry>,
     hooks: Weak<Hooks>,
     tools: Mutex<Vec<String>>,
+    manifest: Mutex<Option<Manifest>>,
+    rejoined: Mutex<Option<Rejoined>>,
+}
+
+/// What a plugin declared when it was last reloaded (replaces the record's lists).
+#[derive(Clone, Debug, Default)]
+pub struct Rejoined {
+    /// Registered tools.
+    pub tools: Vec<String>,
+    /// Registered hook kinds.
+    pub hooks: Vec<String>,
+    /// Tools refused.
+    pub refused: Vec<RefusedTool>,
+    /// What a Python plugin registered that toolhost cannot serve.
+    pub unsupported: Vec<String>,
 }
 
 impl std::fmt::Debug for PluginRuntime {
@@ -128,6 +145,8 @@ impl PluginRuntime {
             registry: Arc::downgrade(registry),
             hooks: Arc::downgrade(hooks),
             tools: Mutex::new(Vec::new()),
+            manifest: Mutex::new(None),
+            rejoined: Mutex::new(None),
         })
     }
 
@@ -165,6 +184,39 @@ impl PluginRuntime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Remember the manifest the plugin was joined with (a reload joins it again).
+    pub(crate) fn set_manifest(&self, manifest: Manifest) {
+        *self.manifest.lock().unwrap_or_else(PoisonError::into_inner) = Some(manifest);
+    }
+
+    /// The manifest the plugin was joined with.
+    pub(crate) fn manifest(&self) -> Option<Manifest> {
+        self.manifest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// What the last reload registered, if the plugin was reloaded.
+    pub fn rejoined(&self) -> Option<Rejoined> {
+        self.rejoined
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_rejoined(&self, rejoined: Rejoined) {
+        *self.rejoined.lock().unwrap_or_else(PoisonError::into_inner) = Some(rejoined);
+    }
+
+    /// Put a plugin that was disabled at run time back in service (a reload), with its
+    /// panic and hung-call counts cleared.
+    pub(crate) fn reinstate(&self) {
+        *self.disabled.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        self.panics.store(0, Ordering::Release);
+        self.hung.store(0, Ordering::Release);
     }
 
     /// Remember that tool `name` was registered for this plugin.
@@ -224,7 +276,9 @@ impl PluginRuntime {
         let object = match &self.backend {
             Backend::InProcess(object) => object,
             Backend::Process(process) => {
-                return self.process_call(process, index, args, context);
+                let cancel = ctx.cancel.clone();
+                let cancelled = move || cancel.is_cancelled();
+                return self.process_call(process, index, args, context, &cancelled);
             }
         };
         let cancel = AtomicBool::new(false);
@@ -286,22 +340,24 @@ impl PluginRuntime {
         }
     }
 
-    /// Tool call `index` through the child process.
+    /// Tool call `index` through the child process; a cancelled call kills the child.
     fn process_call(
         &self,
         process: &ProcessPlugin,
         index: u32,
         args: String,
         context: String,
+        cancelled: &dyn Fn() -> bool,
     ) -> ToolOutcome {
         let op = Op::Call {
             index,
             args,
             context,
         };
-        match process.request(op, self.limits.timeout) {
+        match process.request_cancellable(op, self.limits.timeout, Some(cancelled)) {
             Ok(answer) => self.outcome(answer_result(answer)),
             Err(ProcessFault::TimedOut { seconds }) => Err(ToolError::Timeout { seconds }),
+            Err(ProcessFault::Cancelled) => Err(ToolError::Cancelled),
             Err(fault) => {
                 let message = self.process_fault(process, &fault);
                 Err(ToolError::other("plugin_crashed", message))
@@ -335,6 +391,7 @@ impl PluginRuntime {
                 what: what.to_string(),
                 seconds,
             }),
+            Err(ProcessFault::Cancelled) => Err(PluginFault::failed("cancelled", "cancelled")),
             Err(fault) => Err(PluginFault::failed(
                 "crashed",
                 self.process_fault(process, &fault),
@@ -461,6 +518,12 @@ impl PluginRuntime {
             *disabled = Some(reason.clone());
         }
         tracing::error!(plugin = %self.name, "plugin {} {reason}", self.name);
+        self.withdraw();
+    }
+
+    /// Take the plugin's tools out of the registry and its hooks out of the hooks (for
+    /// disabling it, or before joining it again).
+    pub(crate) fn withdraw(&self) {
         let owner = ToolSource::Plugin(self.name.clone());
         if let Some(registry) = self.registry.upgrade() {
             let tools = self
@@ -474,6 +537,10 @@ impl PluginRuntime {
                 }
             }
         }
+        self.tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         if let Some(hooks) = self.hooks.upgrade() {
             hooks.remove_owner(&self.name);
         }

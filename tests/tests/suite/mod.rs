@@ -4,6 +4,7 @@
 
 mod approvals_cli;
 mod cli_contract;
+mod cron_scheduler;
 mod execute_code_cli;
 mod gaps_chat;
 mod install;
@@ -20,6 +21,8 @@ mod plugin_hooks;
 mod plugin_runtime;
 mod plugin_scaffold;
 mod plugin_sources;
+mod pyplug_hermes_pypi;
+mod pyplug_python_plugins;
 mod sec_state_integrity;
 mod skills_cli;
 mod terminal_backends;

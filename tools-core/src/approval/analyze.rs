@@ -33,11 +33,17 @@ pub(crate) struct Analyzer {
     /// Files written earlier in the command, with what they contain as far as known
     /// (`Produced` when unknown), so running or sourcing them is judged by that content.
     written: Vec<(String, Source)>,
+    /// Symbolic and hard links made earlier in the command (`ln -s TARGET LINK`): link
+    /// path, target path. Paths through them are judged by where they lead.
+    links: Vec<(String, String)>,
     /// The directory a literal `cd` moved to (`~`, `$HOME/...` and absolute paths kept
     /// as written), for paths relative to it.
     cwd: Option<String>,
     /// Name of the function whose body is being walked.
     function: Option<String>,
+    /// Strict mode's proof: `Some(true)` while every command seen only reads (see
+    /// [`super::strict`]); `None` when not asked.
+    pub strict: Option<bool>,
     /// Whether the fast path handled the top-level text (for tests and benches).
     pub used_fast_path: bool,
     /// Force the full parser (differential tests of the fast path).
@@ -119,6 +125,9 @@ impl Analyzer {
     /// Analyse one simple command whose stdin comes from `stdin`. Returns where its stdout
     /// comes from.
     pub(crate) fn command(&mut self, cmd: &Cmd<'_>, stdin: &Source, place: Placement) -> Source {
+        if self.strict == Some(true) && !super::strict::command_is_safe(cmd) {
+            self.strict = Some(false);
+        }
         let out = self.command_inner(cmd, stdin, place);
         for target in &cmd.writes {
             let target = self.resolve(target);
@@ -157,10 +166,18 @@ impl Analyzer {
             return;
         }
         for arg in &args[1..] {
-            if !arg.dynamic
-                && let Some((name, value)) = arg.as_str().split_once('=')
-            {
-                self.set_var(name, value);
+            if let Some((name, value)) = arg.as_str().split_once('=') {
+                let value_arg = Arg {
+                    text: Cow::Owned(value.to_string()),
+                    dynamic: arg.dynamic,
+                    taint: arg.taint.clone(),
+                };
+                super::env_vars::assignment(self, name, &value_arg);
+                if arg.dynamic {
+                    self.forget_var(name);
+                } else {
+                    self.set_var(name, value);
+                }
             }
         }
     }
@@ -303,8 +320,74 @@ impl Analyzer {
     }
 
     /// A path argument as the command sees it: relative paths joined to the directory a
-    /// literal `cd` moved to earlier in the command.
+    /// literal `cd` moved to earlier in the command, links made earlier followed.
     pub(crate) fn resolve<'a>(&self, arg: &Arg<'a>) -> Arg<'a> {
+        let joined = self.join_cwd(arg);
+        match self.through_link(joined.as_str(), true) {
+            Some(target) => Arg {
+                text: Cow::Owned(target),
+                dynamic: joined.dynamic,
+                taint: joined.taint,
+            },
+            None => joined,
+        }
+    }
+
+    /// Remember a link made by `ln [-s] TARGET LINK` (both as written; relative targets of
+    /// symbolic links are relative to the link's directory).
+    pub(crate) fn linked(&mut self, link: &Arg<'_>, target: &Arg<'_>, symbolic: bool) {
+        if link.dynamic || target.dynamic {
+            return;
+        }
+        let link = self
+            .join_cwd(link)
+            .as_str()
+            .trim_end_matches('/')
+            .to_string();
+        let target = target.as_str();
+        let target = if is_rooted(target) || !symbolic {
+            self.resolve(&Arg::literal(target)).as_str().to_string()
+        } else {
+            match link.rsplit_once('/') {
+                Some((dir, _)) => format!("{dir}/{target}"),
+                None => self.resolve(&Arg::literal(target)).as_str().to_string(),
+            }
+        };
+        let key = file_key(&link);
+        self.links.retain(|(l, _)| *l != key);
+        self.links.push((key, target));
+    }
+
+    /// True when `path` is exactly a link made earlier (removing it removes the link only).
+    pub(crate) fn is_link(&self, path: &Arg<'_>) -> bool {
+        if self.links.is_empty() || path.dynamic {
+            return false;
+        }
+        let key = file_key(self.join_cwd(path).as_str());
+        self.links.iter().any(|(l, _)| *l == key)
+    }
+
+    /// `link/rest` → `target/rest` for a link made earlier; `link` itself → `target` when
+    /// `follow_final`.
+    fn through_link(&self, path: &str, follow_final: bool) -> Option<String> {
+        if self.links.is_empty() {
+            return None;
+        }
+        let key = file_key(path);
+        for (link, target) in self.links.iter().rev() {
+            if key == *link && follow_final {
+                return Some(target.clone());
+            }
+            if let Some(rest) = key.strip_prefix(link.as_str())
+                && rest.starts_with('/')
+            {
+                return Some(format!("{}{rest}", target.trim_end_matches('/')));
+            }
+        }
+        None
+    }
+
+    fn join_cwd<'a>(&self, arg: &Arg<'a>) -> Arg<'a> {
         match &self.cwd {
             Some(cwd) if !is_rooted(arg.as_str()) => {
                 let rel = arg.as_str();
@@ -343,7 +426,10 @@ impl Analyzer {
             self.cwd = None;
             return;
         }
-        self.cwd = if is_rooted(text) {
+        let via_link = self.through_link(self.join_cwd(target).as_str(), true);
+        self.cwd = if let Some(linked) = via_link {
+            Some(linked)
+        } else if is_rooted(text) {
             Some(text.to_string())
         } else if self.cwd.is_some() {
             Some(self.resolve(target).as_str().to_string())

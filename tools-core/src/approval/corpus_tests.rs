@@ -39,7 +39,7 @@ pub(super) fn corpus() -> Vec<(&'static str, String)> {
 #[test]
 fn adversarial_corpus_verdicts() {
     let corpus = corpus();
-    assert!(corpus.len() >= 150, "corpus has {} commands", corpus.len());
+    assert!(corpus.len() >= 400, "corpus has {} commands", corpus.len());
     let mut wrong = Vec::new();
     for (want, command) in &corpus {
         let verdict = detect(command);

@@ -28,8 +28,9 @@ use super::prompt;
 use super::rules;
 use super::settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy};
 use super::smart::{SmartApprover, SmartVerdict};
+use super::strict::provably_read_only;
 use super::surface::{ApprovalRequest, Choice, Surfaces};
-use super::verdict::Verdict;
+use super::verdict::{Finding, Verdict};
 use crate::config_edit;
 use crate::home::Home;
 use crate::hooks::{ApprovalEvent, Hooks};
@@ -234,10 +235,29 @@ impl ApprovalEngine {
             };
         }
         if !check.host_access {
-            return GateDecision::Approved { note: None };
+            return GateDecision::Approved {
+                note: None,
+                human: false,
+            };
+        }
+        if self.mode == ApprovalMode::Strict {
+            if !verdict.dangerous() && provably_read_only(command) {
+                return GateDecision::Approved {
+                    note: None,
+                    human: false,
+                };
+            }
+            let mut findings = verdict.findings;
+            if findings.is_empty() {
+                findings.push(Finding::new(&rules::STRICT_UNPROVEN));
+            }
+            return self.ask_human_only(check, &display, &Verdict::from_findings(findings), true);
         }
         if !verdict.dangerous() {
-            return GateDecision::Approved { note: None };
+            return GateDecision::Approved {
+                note: None,
+                human: false,
+            };
         }
         let description = verdict.combined_description();
         let human_only = verdict
@@ -245,11 +265,12 @@ impl ApprovalEngine {
             .iter()
             .any(|f| rules::HUMAN_ONLY.contains(&f.rule));
         if human_only {
-            return self.ask_human_only(check, &display, &verdict);
+            return self.ask_human_only(check, &display, &verdict, false);
         }
         if self.mode == ApprovalMode::Off {
             self.policy(check, &display, &verdict, "off");
             return GateDecision::Approved {
+                human: false,
                 note: Some(format!(
                     "Command was flagged ({description}) and ran without approval (approvals.mode = \"off\")."
                 )),
@@ -264,6 +285,7 @@ impl ApprovalEngine {
         if pending.is_empty() || self.allowlisted_text(command) {
             self.policy(check, &display, &verdict, "allowlist");
             return GateDecision::Approved {
+                human: true,
                 note: Some(format!(
                     "Command required approval ({description}) and was approved earlier."
                 )),
@@ -308,6 +330,7 @@ impl ApprovalEngine {
             match answer {
                 SmartVerdict::Approve => {
                     return GateDecision::Approved {
+                        human: false,
                         note: Some(format!(
                             "Command required approval ({pending_description}) and was approved by the smart approver."
                         )),
@@ -343,13 +366,15 @@ impl ApprovalEngine {
         self.apply(check, &pending, &pending_description, choice)
     }
 
-    /// A command touching toolhost's own configuration: a human decides this time, in
-    /// every mode; nobody to ask means denied.
+    /// A command touching toolhost's own configuration, or any command strict mode cannot
+    /// prove read-only: a human decides this time (no session or permanent approval);
+    /// nobody to ask means denied.
     fn ask_human_only(
         &self,
         check: &CommandCheck,
         display: &str,
         verdict: &Verdict,
+        strict: bool,
     ) -> GateDecision {
         let keys = verdict.rule_keys();
         let description = verdict.combined_description();
@@ -374,7 +399,11 @@ impl ApprovalEngine {
                 Some("human_only_deny"),
             );
             return GateDecision::Blocked {
-                message: messages::human_only(&description),
+                message: if strict {
+                    messages::strict(&description)
+                } else {
+                    messages::human_only(&description)
+                },
                 hardline: false,
             };
         };
@@ -388,6 +417,7 @@ impl ApprovalEngine {
         );
         match choice {
             Choice::Once | Choice::Session | Choice::Always => GateDecision::Approved {
+                human: true,
                 note: Some(format!(
                     "Command required approval ({description}) and was approved by the user for this run only."
                 )),
@@ -486,6 +516,7 @@ impl ApprovalEngine {
                     "dangerous command approved: no human surface and approvals.no_human = \"approve\""
                 );
                 GateDecision::Approved {
+                    human: false,
                     note: Some(format!(
                         "Command was flagged ({}) and ran without a human decision (approvals.no_human = \"approve\").",
                         request.description
@@ -504,6 +535,7 @@ impl ApprovalEngine {
     ) -> GateDecision {
         match choice {
             Choice::Once => GateDecision::Approved {
+                human: true,
                 note: Some(format!(
                     "Command required approval ({description}) and was approved by the user."
                 )),
@@ -515,6 +547,7 @@ impl ApprovalEngine {
                     .or_default()
                     .extend(keys.iter().cloned());
                 GateDecision::Approved {
+                    human: true,
                     note: Some(format!(
                         "Command required approval ({description}) and was approved by the user for this session."
                     )),
@@ -540,6 +573,7 @@ impl ApprovalEngine {
                     }
                 }
                 GateDecision::Approved {
+                    human: true,
                     note: Some(format!(
                         "Command required approval ({description}) and was approved by the user permanently{}.",
                         saved.first().map(String::as_str).unwrap_or_default()
@@ -620,6 +654,16 @@ pub mod messages {
             "BLOCKED: {description}. Changing toolhost's own configuration, state or plugins \
              needs a human's approval, and no user is present to give it. Do NOT retry or work \
              around it; ask the user to make the change."
+        )
+    }
+
+    /// Strict mode: the command is not proven read-only and nobody can be asked.
+    pub fn strict(description: &str) -> String {
+        format!(
+            "BLOCKED (strict mode): {description}. Only commands the analyser can prove \
+             read-only run without a human's approval (approvals.mode = \"strict\"), and no \
+             user is present to approve this one. Do NOT retry or work around it; use \
+             read-only commands or ask the user."
         )
     }
 

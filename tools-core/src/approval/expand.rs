@@ -125,10 +125,10 @@ pub(crate) fn pieces(
                 }
             }
             WordPiece::ParameterExpansion(expr) => parameter(az, expr, raw, quoted, acc),
-            WordPiece::CommandSubstitution(inner) => substitution(az, inner, raw, acc),
+            WordPiece::CommandSubstitution(inner) => substitution(az, inner, raw, quoted, acc),
             WordPiece::BackquotedCommandSubstitution(inner) => {
                 let unescaped = unescape_backquoted(inner);
-                substitution(az, &unescaped, raw, acc)
+                substitution(az, &unescaped, raw, quoted, acc)
             }
             WordPiece::ArithmeticExpression(expr) => {
                 arithmetic(az, &expr.value);
@@ -149,7 +149,7 @@ fn tilde(t: &word::TildeExpr) -> String {
 }
 
 fn parameter(az: &mut Analyzer, expr: &ParameterExpr, raw: &str, quoted: bool, acc: &mut Acc) {
-    if home_or_pwd(az, expr, acc) || known_parameter(az, expr, acc) {
+    if home_or_pwd(az, expr, acc) || known_parameter(az, expr, quoted, acc) {
         return;
     }
     let name = match expr {
@@ -167,14 +167,15 @@ fn parameter(az: &mut Analyzer, expr: &ParameterExpr, raw: &str, quoted: bool, a
     };
     if is_ifs {
         if quoted {
-            acc.push(" ");
+            let ifs = ifs(az).to_string();
+            acc.push(&ifs);
         } else {
             acc.split();
         }
         return;
     }
     if let Some(value) = name.and_then(|n| az.var(n)).map(str::to_string) {
-        acc.push(&value);
+        push_fields(az, acc, &value, quoted);
         return;
     }
     // `${x:-rm}` / `${x:=rm}` with x unknown: the default is what runs.
@@ -246,7 +247,7 @@ fn home_or_pwd(az: &mut Analyzer, expr: &ParameterExpr, acc: &mut Acc) -> bool {
 
 /// Positional parameters (`$1`, `"$@"`, set by `sh -c '...' a0 a1`, `set --` or a
 /// function call) and array elements (`${a[1]}`, `"${a[@]}"`) assigned literally earlier.
-fn known_parameter(az: &mut Analyzer, expr: &ParameterExpr, acc: &mut Acc) -> bool {
+fn known_parameter(az: &mut Analyzer, expr: &ParameterExpr, quoted: bool, acc: &mut Acc) -> bool {
     let ParameterExpr::Parameter {
         parameter,
         indirect: false,
@@ -274,9 +275,42 @@ fn known_parameter(az: &mut Analyzer, expr: &ParameterExpr, acc: &mut Acc) -> bo
             acc.push(item);
         }
     } else {
-        acc.push(&value);
+        push_fields(az, acc, &value, quoted);
     }
     true
+}
+
+/// The field separators: a literal `IFS` assigned earlier, else space, tab, newline.
+fn ifs(az: &Analyzer) -> &str {
+    az.var("IFS").unwrap_or(" \t\n")
+}
+
+/// Push an expansion's value; unquoted, it is split into fields on `$IFS` the way bash
+/// splits it (`x="rm -rf /"; $x` runs `rm` with two arguments, `IFS=,; $x` splits on
+/// commas).
+pub(crate) fn push_fields(az: &Analyzer, acc: &mut Acc, value: &str, quoted: bool) {
+    if quoted {
+        acc.push(value);
+        return;
+    }
+    let ifs = ifs(az);
+    if ifs.is_empty() {
+        acc.push(value);
+        return;
+    }
+    let mut start = 0;
+    for (i, c) in value.char_indices() {
+        if ifs.contains(c) {
+            if i > start {
+                acc.push(&value[start..i]);
+            }
+            acc.split();
+            start = i + c.len_utf8();
+        }
+    }
+    if start < value.len() {
+        acc.push(&value[start..]);
+    }
 }
 
 /// Separates the items of a list value (`"$@"`, `"${a[@]}"`) in the analyser's variables.
@@ -295,10 +329,10 @@ fn resolve_inline(az: &mut Analyzer, text: &str) -> String {
 }
 
 /// `$(...)`: the inner commands run (analysed); `$(echo X)` / `$(printf X)` yields X.
-fn substitution(az: &mut Analyzer, inner: &str, raw: &str, acc: &mut Acc) {
+fn substitution(az: &mut Analyzer, inner: &str, raw: &str, quoted: bool, acc: &mut Acc) {
     let out = az.script(inner);
     match out {
-        Source::Literal(text) => acc.push(text.trim_end_matches('\n')),
+        Source::Literal(text) => push_fields(az, acc, text.trim_end_matches('\n'), quoted),
         other => {
             acc.push(raw);
             acc.dynamic = true;

@@ -109,6 +109,11 @@ pub(crate) fn parse(text: &str) -> Option<Vec<Vec<Cmd<'_>>>> {
                 need_command = false;
                 if cmd.args.is_empty() {
                     if is_assignment(raw) {
+                        let name = raw.split(['=', '+']).next().unwrap_or_default();
+                        if super::env_vars::carries_code(name) || name == "IFS" {
+                            // Judged by the full parser (see `env_vars`).
+                            return None;
+                        }
                         has_prefix = true;
                         continue;
                     }

@@ -30,6 +30,10 @@ pub enum GateDecision {
     Approved {
         /// Optional note for the result.
         note: Option<String>,
+        /// A human approved it (now, for the session, or permanently): the local kernel
+        /// floor keeps only its device, sysrq and system-call part
+        /// (`terminal.local.confine = "verdict"`).
+        human: bool,
     },
     /// Do not run it; `message` goes back to the model.
     Blocked {
@@ -53,6 +57,9 @@ pub struct AllowAllGate;
 
 impl ApprovalGate for AllowAllGate {
     fn check(&self, _check: &CommandCheck) -> GateDecision {
-        GateDecision::Approved { note: None }
+        GateDecision::Approved {
+            note: None,
+            human: false,
+        }
     }
 }

@@ -54,6 +54,7 @@ mod checks;
 pub mod cli;
 mod detect;
 mod engine;
+mod env_vars;
 mod expand;
 mod fastpath;
 mod gate;
@@ -80,6 +81,8 @@ mod prompt {
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod differential_tests;
+#[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
 mod fail_closed_tests;
@@ -95,6 +98,9 @@ pub mod rules;
 mod settings;
 mod shell;
 mod smart;
+mod strict;
+#[cfg(test)]
+mod strict_tests;
 mod surface;
 mod verdict;
 mod wrappers;
@@ -105,5 +111,6 @@ pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};
 pub use smart::{SmartApprover, SmartVerdict};
+pub use strict::provably_read_only;
 pub use surface::{ApprovalCallback, ApprovalRequest, BoxFuture, Choice, Surfaces};
 pub use verdict::{Finding, Verdict};

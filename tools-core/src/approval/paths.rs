@@ -27,6 +27,8 @@ pub(crate) enum PathClass {
     AgentConfig,
     /// A project `.env` file.
     ProjectEnv,
+    /// System logs (`/var/log/...`).
+    Log,
     /// Anything else.
     Other,
 }
@@ -92,6 +94,21 @@ const CREDENTIAL_FILES: &[&str] = &[
     ".git-credentials",
     ".my.cnf",
 ];
+
+/// Directories under the home that hold credentials (every file in them is sensitive).
+const CREDENTIAL_DIRS: &[&str] = &[
+    ".aws",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".gnupg",
+    ".ssh",
+    ".password-store",
+    ".vault-token",
+];
+
+/// Directories under `~/.config` that hold credentials.
+const CONFIG_CREDENTIAL_DIRS: &[&str] = &["gh", "gcloud", "hub", "doctl", "rclone"];
 
 /// Split into components after home folding and lexical normalisation.
 /// Returns (is_home_relative, is_absolute, components).
@@ -169,12 +186,45 @@ pub(crate) fn is_raw_device(path: &str, dynamic: bool) -> bool {
         Some(name) if SAFE_DEVICES.contains(name) => false,
         Some(&"fd") | Some(&"pts") | Some(&"shm") | Some(&"mqueue") => false,
         Some(&"disk") | Some(&"mapper") => parts.len() > 2,
+        // Character-device folders; any other folder (`/dev/vg0/root`) is an LVM volume
+        // group or similar: a block device (fail closed).
+        Some(
+            &"net" | &"input" | &"snd" | &"dri" | &"bus" | &"char" | &"cpu" | &"hugepages" | &"usb"
+            | &"serial" | &"v4l" | &"vfio" | &"hidraw" | &"tcp" | &"udp",
+        ) => false,
+        Some(name) if parts.len() > 2 && !has_glob(name) => true,
         Some(name) => is_raw_device_name(name) || dynamic || has_glob(name),
     }
 }
 
+/// `~user/rest` as the path it names (`/root/rest`, `/home/user/rest`).
+fn user_home(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('~')?;
+    let (user, tail) = rest.split_once('/').map_or((rest, ""), |(u, t)| (u, t));
+    if user.is_empty()
+        || !user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return None;
+    }
+    let home = if user == "root" {
+        "/root".to_string()
+    } else {
+        format!("/home/{user}")
+    };
+    Some(if tail.is_empty() {
+        home
+    } else {
+        format!("{home}/{tail}")
+    })
+}
+
 /// Classify `path`. `dynamic` is true when part of it is only known at run time.
 pub(crate) fn classify(path: &str, dynamic: bool) -> PathClass {
+    if let Some(expanded) = user_home(path) {
+        return classify(&expanded, dynamic);
+    }
     let (home, absolute, parts) = components(path);
     if !absolute {
         return classify_relative(path);
@@ -237,9 +287,15 @@ pub(crate) fn classify(path: &str, dynamic: bool) -> PathClass {
     if SYSTEM_FILE_ROOTS.contains(&first)
         || (first == "private" && parts.get(1).is_some_and(|p| ["etc", "var"].contains(p)))
         || (first == "proc" && parts.get(1) == Some(&"sys"))
-        || (first == "var" && parts.get(1).is_some_and(|p| ["spool", "db"].contains(p)))
+        || (first == "var"
+            && parts
+                .get(1)
+                .is_some_and(|p| ["spool", "db", "lib"].contains(p)))
     {
         return PathClass::SystemFile;
+    }
+    if first == "var" && parts.get(1) == Some(&"log") {
+        return PathClass::Log;
     }
     classify_relative(path)
 }
@@ -249,6 +305,8 @@ fn classify_home(parts: &[&str]) -> PathClass {
     match parts {
         [] | ["*"] => PathClass::Home,
         [".ssh", ..] | [".gnupg", ..] => PathClass::Sensitive,
+        [store, ..] if CREDENTIAL_DIRS.contains(store) => PathClass::Sensitive,
+        [".config", store, ..] if CONFIG_CREDENTIAL_DIRS.contains(store) => PathClass::Sensitive,
         [name] if RC_FILES.contains(name) || CREDENTIAL_FILES.contains(name) => {
             PathClass::Sensitive
         }
@@ -358,6 +416,9 @@ pub(crate) fn unknowns_empty(path: &str) -> Option<String> {
 
 /// True for files whose content is a secret (private keys, credential stores).
 pub(crate) fn is_secret_file(path: &str) -> bool {
+    if let Some(expanded) = user_home(path) {
+        return is_secret_file(&expanded);
+    }
     let (_, _, parts) = components(path);
     let n = parts.len();
     if n == 0 {
@@ -365,6 +426,29 @@ pub(crate) fn is_secret_file(path: &str) -> bool {
     }
     let base = parts[n - 1];
     let parent = if n >= 2 { parts[n - 2] } else { "" };
+    let home_store = |i: usize| {
+        parts
+            .get(i)
+            .is_some_and(|p| CREDENTIAL_DIRS.contains(p) && *p != ".ssh")
+            || (parts.get(i) == Some(&".config")
+                && parts
+                    .get(i + 1)
+                    .is_some_and(|p| CONFIG_CREDENTIAL_DIRS.contains(p)))
+    };
+    // `~/.aws`, `~/.kube/config`, `/home/u/.config/gh/hosts.yml`, `/root/.docker`...
+    let store_at = match parts.first() {
+        Some(&"home") | Some(&"Users") => 2,
+        Some(&"root") => 1,
+        _ if path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME}") => 0,
+        _ => usize::MAX,
+    };
+    if store_at != usize::MAX && home_store(store_at) {
+        return true;
+    }
+    // The SSH folder itself (an archive of it), or a private key in it.
+    if store_at != usize::MAX && n == store_at + 1 && base == ".ssh" {
+        return true;
+    }
     (parent == ".ssh" && base.starts_with("id_") && !base.ends_with(".pub"))
         || (parent == ".aws" && base == "credentials")
         || (parent == ".docker" && base == "config.json")
@@ -431,7 +515,7 @@ mod tests {
             ("/dev/fd/3", Other),
             ("/proc/sysrq-trigger", Sysrq),
             ("/tmp/x", Other),
-            ("/var/log/app.log", Other),
+            ("/var/log/app.log", Log),
             ("build", Other),
             ("node_modules", Other),
         ];

@@ -376,8 +376,9 @@ fn shell_quote(s: &str) -> String {
 #[test]
 fn every_hermes_description_is_covered() {
     let examples: &[(&str, &str)] = &[
-        // Hermes: "delete in root path" for any absolute path; a log file is not a system path.
-        ("rm /var/log/app.log", ""),
+        // Hermes: "delete in root path" for any absolute path; here: deleting a system log
+        // is wiping logs.
+        ("rm /var/log/app.log", "fs.log_wipe"),
         ("rm -rf node_modules", "fs.recursive_delete"),
         ("rm --recursive build", "fs.recursive_delete"),
         ("cmd /c del /q C:\\temp\\*.log", "fs.windows_delete"),
@@ -393,7 +394,8 @@ fn every_hermes_description_is_covered() {
         ("chmod --recursive g+w,o+w shared", "fs.world_writable"),
         ("chown -R root /srv/app", "fs.chown_root_recursive"),
         // Hermes matches "root" anywhere after the flag; group root is not ownership by root.
-        ("chown --recursive alice:root /srv", ""),
+        ("chown --recursive alice:root /srv/app", ""),
+        ("chown --recursive alice:root /srv", "fs.system_permissions"),
         ("mkfs.ext4 /dev/sdb1", "hardline.mkfs_device"),
         // Hermes flags any `dd if=`; creating an image file overwrites nothing important.
         ("dd if=/dev/zero of=disk.img", ""),
@@ -496,7 +498,7 @@ fn every_hermes_description_is_covered() {
         ("sudo -S apt-get update", "system.sudo_privilege_flag"),
         ("sudo -nS id", "system.sudo_privilege_flag"),
     ];
-    assert_eq!(examples.len(), 70);
+    assert_eq!(examples.len(), 71);
     for (command, key) in examples {
         if key.is_empty() {
             benign(command);

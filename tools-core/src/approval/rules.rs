@@ -60,6 +60,8 @@ rules! {
     AGENT_CONFIG = "fs.agent_config_write", false, "edit of the agent's own config or secrets";
     PROJECT_ENV = "fs.project_env_write", false, "overwrite project env/config";
     SECRET_READ = "fs.secret_read", false, "read of SSH private key or credential file";
+    SYSTEM_PERMISSIONS = "fs.system_permissions", false, "recursive permission, ownership, ACL or attribute change on a system path, or a setuid/setgid bit";
+    LOG_WIPE = "fs.log_wipe", false, "wipe, truncate or delete of system logs";
 
     // --- processes, services, system --------------------------------------------------
     SERVICE_STOP = "system.service_stop", false, "stop/restart system service";
@@ -73,6 +75,13 @@ rules! {
     CRON_REMOVE = "system.crontab_remove", false, "crontab removal";
     CRON_INSTALL = "system.crontab_install", false, "crontab replaced from a pipe or file";
     SUDO_FLAG = "system.sudo_privilege_flag", false, "sudo with privilege flag (stdin/askpass/shell)";
+    MOUNT = "system.mount", false, "mount, unmount or remount of a file system";
+    NETWORK_DOWN = "system.network_down", false, "network interface or route taken down or deleted";
+    SECURITY_DISABLE = "system.security_disable", false, "SELinux, AppArmor or ASLR disabled";
+
+    // --- network ------------------------------------------------------------------------
+    REVERSE_SHELL = "net.reverse_shell", false, "reverse shell (a shell wired to a network connection)";
+    CLOUD_METADATA = "net.cloud_metadata", false, "cloud instance-metadata endpoint (instance credentials)";
 
     // --- code execution ---------------------------------------------------------------
     REMOTE_PIPE = "exec.remote_pipe", false, "pipe remote content to shell or interpreter";
@@ -95,6 +104,7 @@ rules! {
     GIT_STASH_DROP = "git.stash_drop", false, "git stash drop/clear (discards stashed changes)";
     GIT_DISCARD = "git.discard_changes", false, "git checkout/restore discarding uncommitted changes";
     GIT_HISTORY = "git.history_rewrite", false, "git history rewrite or reflog expiry";
+    GIT_WORKTREE = "git.worktree_destroy", false, "git deleting tracked files or worktrees (rm -r, read-tree --reset, worktree remove --force)";
 
     // --- containers, clusters, infrastructure --------------------------------------------
     CONTAINER_LIFECYCLE = "container.lifecycle", false, "docker/podman restart/stop/kill/down (container lifecycle)";
@@ -103,6 +113,9 @@ rules! {
     KUBECTL_DELETE = "cluster.kubectl_delete", false, "kubectl delete";
     HELM_UNINSTALL = "cluster.helm_uninstall", false, "helm uninstall";
     INFRA_DESTROY = "infra.destroy", false, "terraform/pulumi destroy";
+    INFRA_APPLY = "infra.unreviewed_apply", false, "terraform/pulumi change applied without review (-auto-approve, -replace, --yes)";
+    CLOUD_DELETE = "infra.cloud_delete", false, "cloud resource or storage delete (aws/gcloud/az/gsutil)";
+    KUBECTL_DISRUPT = "cluster.kubectl_disrupt", false, "kubectl drain or scale to zero replicas";
 
     // --- data stores --------------------------------------------------------------------
     SQL_DROP = "db.sql_drop", false, "SQL DROP";
@@ -111,11 +124,16 @@ rules! {
     SQL_UPDATE = "db.sql_update_without_where", false, "SQL UPDATE without WHERE";
     REDIS_FLUSH = "db.redis_flush", false, "Redis FLUSHALL/FLUSHDB";
     MONGO_DROP = "db.mongo_drop", false, "MongoDB drop or delete-all";
+    DB_ADMIN_DROP = "db.drop_database", false, "database dropped through its admin client (dropdb, mysqladmin drop)";
+    REDIS_DELETE = "db.redis_delete", false, "Redis keys deleted (DEL/UNLINK)";
 
     // --- analysis limits (fail closed) -----------------------------------------------------
     UNPARSEABLE = "parse.unparseable", false, "command could not be parsed (unbalanced quotes or invalid syntax)";
     TOO_DEEP = "parse.too_deep", false, "commands nested too deeply to analyse";
     AMBIGUOUS = "parse.ambiguous", false, "control characters, unusual spaces or look-alike punctuation that bash may read differently";
+
+    // --- strict mode ----------------------------------------------------------------------
+    STRICT_UNPROVEN = "strict.unproven", false, "not provably read-only (approvals.mode = \"strict\")";
 }
 
 /// Rules only a human can approve: writes to toolhost's own configuration, state or

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [approvals]
-//! mode = "manual"            # manual (default) | smart | off
+//! mode = "manual"            # manual (default) | smart | off | strict
 //! timeout = 60               # seconds a human has to answer
 //! deny = ["sudo *", "*curl*|*sh*"]   # globs: blocked before anything else, in every mode
 //! command_allowlist = ["git.force_push"]   # rule keys approved for good ("always")
@@ -27,6 +27,9 @@ pub enum ApprovalMode {
     Smart,
     /// Run flagged commands without asking (the hardline floor and deny rules still apply).
     Off,
+    /// Only commands proven read-only run without asking; everything else needs a human
+    /// each time (no session or permanent approval), and nobody to ask means denied.
+    Strict,
 }
 
 /// What happens when a flagged command needs approval and no human can be asked.
@@ -74,7 +77,7 @@ impl Default for SmartSettings {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct ApprovalSettings {
-    /// `manual` (default), `smart` or `off`; see [`ApprovalSettings::mode`].
+    /// `manual` (default), `smart`, `off` or `strict`; see [`ApprovalSettings::mode`].
     pub mode: Option<String>,
     /// Seconds a human has to answer a prompt (default 60).
     pub timeout: u64,
@@ -111,6 +114,7 @@ impl ApprovalSettings {
             None | Some("manual") | Some("ask") => ApprovalMode::Manual,
             Some("smart") => ApprovalMode::Smart,
             Some("off") | Some("yolo") => ApprovalMode::Off,
+            Some("strict") => ApprovalMode::Strict,
             Some(other) => {
                 tracing::warn!(mode = other, "unknown approvals.mode; using manual");
                 ApprovalMode::Manual

@@ -278,12 +278,21 @@ fn prefix_or_suffix(
             match &assignment.value {
                 ast::AssignmentValue::Scalar(value) => {
                     let args = words(az, value);
-                    if let ast::AssignmentName::VariableName(name) = &assignment.name
-                        && args.len() <= 1
-                        && args.iter().all(|a| !a.dynamic)
-                    {
-                        let value = args.first().map(|a| a.as_str()).unwrap_or_default();
-                        az.set_var(name, value);
+                    if let ast::AssignmentName::VariableName(name) = &assignment.name {
+                        if prefix && super::env_vars::carries_code(name) {
+                            let joined = Arg {
+                                text: Cow::Owned(join_fields(args.clone())),
+                                dynamic: args.iter().any(|a| a.dynamic),
+                                taint: None,
+                            };
+                            super::env_vars::assignment(az, name, &joined);
+                        }
+                        if args.len() <= 1 && args.iter().all(|a| !a.dynamic) {
+                            let value = args.first().map(|a| a.as_str()).unwrap_or_default();
+                            az.set_var(name, value);
+                        } else {
+                            az.forget_var(name);
+                        }
                     }
                     if !prefix {
                         // `make CC=gcc`: an ordinary argument.

@@ -120,6 +120,40 @@ fn table(name: &str) -> Option<Wrapper> {
             0,
         ),
         "busybox" | "toybox" => w("", &[], 0),
+        "fakeroot" => w("ls", &["lib", "faked"], 0),
+        "eatmydata" | "nocache" | "rlwrap" | "dbus-run-session" | "dbus-launch" | "catatonit"
+        | "with-contenv" | "s6-setuidgid" | "authbind" | "pv" => w("", &[], 0),
+        "faketime" => w("", &[], 1),
+        "chpst" => w("uUbe/nlLmdofpcP", &[], 0),
+        "setpriv" => w(
+            "",
+            &[
+                "reuid",
+                "regid",
+                "groups",
+                "inh-caps",
+                "ambient-caps",
+                "bounding-set",
+                "securebits",
+                "pdeathsig",
+                "selinux-label",
+                "apparmor-profile",
+                "landlock-access",
+                "landlock-rule",
+                "ruid",
+                "euid",
+                "rgid",
+                "egid",
+            ],
+            0,
+        ),
+        "ssh-agent" => w("aEtP", &[], 0),
+        "cgexec" => w("g", &[], 0),
+        "prlimit" => w("p", &["pid", "output"], 0),
+        "numactl" => w("mNCPpilw", &[], 0),
+        "valgrind" => w("", &[], 0),
+        "entr" => w("", &[], 0),
+        "doas.real" | "please" => w("u", &[], 0),
         _ => return None,
     })
 }
@@ -139,6 +173,7 @@ fn is_assignment(word: &str) -> bool {
 pub(crate) fn unwrap(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
     match name {
         "su" | "runuser" | "sg" | "script" | "flock" => return payload_wrapper(az, name, args),
+        "nix-shell" | "nix" | "toolbox" | "distrobox" => return dev_shell(az, name, args),
         "watch" => return watch(az, args),
         "ssh" => return ssh(az, args),
         _ => {}
@@ -170,7 +205,15 @@ pub(crate) fn unwrap(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap 
     };
     first += wrapper.skip;
     if wrapper.assignments {
-        while rest.get(first).is_some_and(|a| is_assignment(a.as_str())) {
+        while let Some(a) = rest.get(first).filter(|a| is_assignment(a.as_str())) {
+            if let Some((var, value)) = a.as_str().split_once('=') {
+                let value = Arg {
+                    text: value.to_string().into(),
+                    dynamic: a.dynamic,
+                    taint: a.taint.clone(),
+                };
+                super::env_vars::assignment(az, var, &value);
+            }
             first += 1;
         }
     }
@@ -266,6 +309,14 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
                 None => Unwrap::Done,
             }
         }
+        // `sg group "command"`: the command is a shell string.
+        "sg" => {
+            let ops: Vec<usize> = options::operands(&items).collect();
+            if let Some(&i) = ops.get(1) {
+                az.script(&join(&rest[i..]));
+            }
+            Unwrap::Done
+        }
         "su" if options::first_operand(&items)
             .is_none_or(|i| rest[i].as_str() == "root" || rest[i].as_str() == "-") =>
         {
@@ -276,6 +327,42 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
             ));
             Unwrap::Done
         }
+        _ => Unwrap::Done,
+    }
+}
+
+/// `nix-shell --run CMD` / `--command CMD`, `nix develop -c CMD...`, `toolbox run CMD...`,
+/// `distrobox enter NAME -- CMD...`.
+fn dev_shell(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
+    let rest = &args[1..];
+    if name == "nix-shell" {
+        if let Some(i) = rest
+            .iter()
+            .position(|a| matches!(a.as_str(), "--run" | "--command"))
+            && let Some(cmd) = rest.get(i + 1)
+        {
+            super::checks::exec::code_string(az, cmd);
+        }
+        return Unwrap::Done;
+    }
+    let marker = match name {
+        "nix" => rest
+            .iter()
+            .position(|a| matches!(a.as_str(), "-c" | "--command"))
+            .filter(|_| {
+                rest.first()
+                    .is_some_and(|a| matches!(a.as_str(), "develop" | "shell"))
+            }),
+        "toolbox" => rest.iter().position(|a| a.as_str() == "run").map(|p| {
+            p + rest[p + 1..]
+                .iter()
+                .take_while(|a| a.as_str().starts_with('-'))
+                .count()
+        }),
+        _ => rest.iter().position(|a| a.as_str() == "--"),
+    };
+    match marker {
+        Some(m) if m + 2 < args.len() => Unwrap::Inner(m + 2),
         _ => Unwrap::Done,
     }
 }
@@ -309,6 +396,11 @@ fn ssh(az: &mut Analyzer, args: &[Arg<'_>]) -> Unwrap {
     };
     let rest = &args[1..];
     let items = options::parse(rest, &spec);
+    for item in &items {
+        if let Item::Short('o', Some(option)) = item {
+            ssh_option(az, option);
+        }
+    }
     let Some(host) = options::first_operand(&items) else {
         return Unwrap::Done;
     };
@@ -317,6 +409,28 @@ fn ssh(az: &mut Analyzer, args: &[Arg<'_>]) -> Unwrap {
         az.script(&joined);
     }
     Unwrap::Done
+}
+
+/// `-o ProxyCommand=CMD`, `-o LocalCommand=CMD`, `-o KnownHostsCommand=CMD`: run on
+/// this machine by the ssh client (also through `scp`, `sftp`, `rsync -e`, `git`).
+pub(crate) fn ssh_option(az: &mut Analyzer, option: &str) {
+    let (key, value) = match option.split_once(['=', ' ']) {
+        Some((k, v)) => (k.trim(), v.trim()),
+        None => return,
+    };
+    let key = key.to_ascii_lowercase();
+    if matches!(
+        key.as_str(),
+        "proxycommand" | "localcommand" | "knownhostscommand" | "remotecommand"
+    ) && !value.eq_ignore_ascii_case("none")
+    {
+        let value = value
+            .replace("%h", "host")
+            .replace("%p", "22")
+            .replace("%r", "user")
+            .replace("%%", "%");
+        az.script(value.trim_start_matches('='));
+    }
 }
 
 pub(crate) fn join(args: &[Arg<'_>]) -> String {

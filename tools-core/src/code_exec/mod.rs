@@ -13,6 +13,7 @@
 //! in [`ToolCallerSlot`] when it starts (`host/src/app.rs`); without one the tool
 //! answers with an error instead of bypassing the pipeline.
 
+pub mod approval;
 pub mod rpc;
 pub mod run;
 pub mod settings;

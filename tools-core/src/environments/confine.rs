@@ -81,7 +81,7 @@ impl WritableRoots {
             PathBuf::from("/dev/shm"),
         ];
         roots.extend(extra.iter().cloned());
-        if mode == ConfineMode::Floor
+        if matches!(mode, ConfineMode::Floor | ConfineMode::Verdict)
             && let Some(home) = home
         {
             roots.push(home.to_path_buf());
@@ -130,7 +130,12 @@ const DEVICES: &[&str] = &[
 pub struct Confinement {
     landlock: Option<OwnedFd>,
     seccomp: Option<BpfProgram>,
+    /// Set `no_new_privs` first (needed without `CAP_SYS_ADMIN`; it stops set-uid
+    /// programs such as `sudo` from gaining privileges).
+    no_new_privs: bool,
 }
+
+static UNCONFINED_APPROVED: Once = Once::new();
 
 static UNSUPPORTED: Once = Once::new();
 
@@ -154,7 +159,54 @@ impl Confinement {
                 );
             });
         }
-        Ok(Confinement { landlock, seccomp })
+        Ok(Confinement {
+            landlock,
+            seccomp,
+            no_new_privs: true,
+        })
+    }
+
+    /// The part of the floor a human-approved command keeps: writes to block devices and
+    /// `/proc/sysrq-trigger` and the denied system calls fail; everything else may be
+    /// written. Only prepared when toolhost runs as root (`CAP_SYS_ADMIN` lets it skip
+    /// `no_new_privs`, so `sudo` and set-uid programs keep working); `None` otherwise.
+    pub fn prepare_devices_only() -> Result<Option<Self>, ConfineError> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            UNCONFINED_APPROVED.call_once(|| {
+                tracing::warn!(
+                    "toolhost is not root: commands a human approved run without the kernel floor (no_new_privs would break sudo)"
+                );
+            });
+            return Ok(None);
+        }
+        let mut roots: Vec<PathBuf> = Vec::new();
+        if let Ok(entries) = std::fs::read_dir("/") {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path != Path::new("/dev") && path != Path::new("/proc") {
+                    roots.push(path);
+                }
+            }
+        }
+        roots.extend(
+            [
+                "/dev/shm",
+                "/dev/mqueue",
+                "/dev/pts",
+                "/proc/sys",
+                "/proc/self",
+            ]
+            .iter()
+            .map(PathBuf::from),
+        );
+        let writable = WritableRoots {
+            roots,
+            protected: Vec::new(),
+        };
+        let mut confinement = Confinement::prepare(&writable)?;
+        confinement.no_new_privs = false;
+        Ok(Some(confinement))
     }
 
     /// True when Landlock is part of this confinement.
@@ -166,7 +218,7 @@ impl Confinement {
     /// makes only system calls and allocates nothing.
     pub fn apply_in_child(&self) -> std::io::Result<()> {
         // SAFETY: prctl with integer arguments; no memory is passed.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        if self.no_new_privs && unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
         if let Some(fd) = &self.landlock {
@@ -218,6 +270,25 @@ pub fn from_settings(
             tracing::error!(%error, "terminal.local.confine: cannot confine local commands");
             None
         }
+    }
+}
+
+/// The confinement of commands a human approved: the same as everyone's for `floor` and
+/// `workspace`; the device, sysrq and system-call part only for `verdict`.
+pub fn approved_from_settings(
+    settings: &LocalSettings,
+    unapproved: Option<&Arc<Confinement>>,
+) -> Option<Arc<Confinement>> {
+    match settings.confine {
+        ConfineMode::Off => None,
+        ConfineMode::Floor | ConfineMode::Workspace => unapproved.cloned(),
+        ConfineMode::Verdict => match Confinement::prepare_devices_only() {
+            Ok(c) => c.map(Arc::new),
+            Err(error) => {
+                tracing::error!(%error, "terminal.local.confine: cannot confine approved commands");
+                None
+            }
+        },
     }
 }
 
@@ -462,6 +533,7 @@ mod tests {
                 stdin: StdinMode::Null,
                 pty: false,
                 pid_file: None,
+                approved: false,
             })
             .unwrap();
         child.wait().unwrap();

@@ -114,6 +114,66 @@ impl Scope {
         }
     }
 
+    /// The scope's live processes: its cgroup's members, and the processes carrying its
+    /// mark when the mark is searched (no cgroup, or the command not seen joining it).
+    pub fn members(&self) -> Vec<Pid> {
+        let mut pids = self
+            .cgroup
+            .as_deref()
+            .map(cgroup_members)
+            .unwrap_or_default();
+        if self.search_mark || self.cgroup.is_none() {
+            let needle = format!("{SCOPE_ENV}={}", self.id);
+            for pid in marked_processes(needle.as_bytes()) {
+                if !pids.contains(&pid) {
+                    pids.push(pid);
+                }
+            }
+        }
+        pids
+    }
+
+    /// End every process of the scope except `keep` (a persistent shell and the
+    /// processes it runs in): SIGTERM and up to `grace` for them to go when a grace is
+    /// given, then SIGKILL until none is left (up to 2 s). True when only `keep` is left.
+    pub fn end_all_but(&self, keep: &[Pid], grace: Option<Duration>) -> bool {
+        let others = || -> Vec<Pid> {
+            let mut members = self.members();
+            members.retain(|pid| !keep.contains(pid));
+            members
+        };
+        let mut left = others();
+        if left.is_empty() {
+            return true;
+        }
+        if let Some(grace) = grace {
+            for pid in &left {
+                let _ = rustix::process::kill_process(*pid, Signal::TERM);
+            }
+            let until = Instant::now() + grace;
+            while !left.is_empty() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+                left = others();
+            }
+        }
+        let deadline = Instant::now() + END_LIMIT;
+        while !left.is_empty() {
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    left = left.len(),
+                    "processes of a finished command did not die in time"
+                );
+                return false;
+            }
+            for pid in &left {
+                let _ = rustix::process::kill_process(*pid, Signal::KILL);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+            left = others();
+        }
+        true
+    }
+
     /// Kill everything still running in the scope and release it. Idempotent.
     pub fn end(&mut self) {
         if self.ended {

@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::local_child::{LocalChild, LocalCommand};
-use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, env_filter};
+use super::shell_connection::{LocalShell, ShellConnection};
+use super::{
+    BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode, env_filter,
+    persistent_script,
+};
 
 /// Find `name` on `PATH`.
 pub fn which(name: &str) -> Option<std::path::PathBuf> {
@@ -42,6 +46,12 @@ pub struct LocalEnvironment {
     /// The kernel floor applied to every command (`terminal.local.confine`).
     #[cfg(target_os = "linux")]
     confinement: Option<std::sync::Arc<super::confine::Confinement>>,
+    /// The floor of commands a human approved ([`SpawnRequest::approved`]).
+    #[cfg(target_os = "linux")]
+    approved_confinement: Option<std::sync::Arc<super::confine::Confinement>>,
+    /// A private temp directory for session snapshots, made before the floor is prepared
+    /// so it is writable even when `/tmp` is carved around toolhost's own files.
+    session_temp: Option<tempfile::TempDir>,
 }
 
 impl LocalEnvironment {
@@ -61,6 +71,9 @@ impl LocalEnvironment {
             default_cwd,
             #[cfg(target_os = "linux")]
             confinement: None,
+            #[cfg(target_os = "linux")]
+            approved_confinement: None,
+            session_temp: None,
         }
     }
 
@@ -72,11 +85,29 @@ impl LocalEnvironment {
     ) -> Self {
         #[cfg(target_os = "linux")]
         {
+            let mut settings = settings.clone();
+            if settings.confine != super::settings::ConfineMode::Off {
+                match tempfile::Builder::new()
+                    .prefix("toolhost-session-")
+                    .tempdir()
+                {
+                    Ok(dir) => {
+                        settings.writable.push(dir.path().display().to_string());
+                        self.session_temp = Some(dir);
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "no private temp directory for confined sessions");
+                    }
+                }
+            }
+            let settings = &settings;
             self.confinement = super::confine::from_settings(
                 settings,
                 Path::new(&self.default_cwd),
                 toolhost_home,
             );
+            self.approved_confinement =
+                super::confine::approved_from_settings(settings, self.confinement.as_ref());
         }
         #[cfg(not(target_os = "linux"))]
         if settings.confine != super::settings::ConfineMode::Off {
@@ -87,6 +118,12 @@ impl LocalEnvironment {
     }
 
     pub(crate) fn command(&self, request: SpawnRequest) -> LocalCommand {
+        #[cfg(target_os = "linux")]
+        let confine = if request.approved {
+            self.approved_confinement.clone()
+        } else {
+            self.confinement.clone()
+        };
         let mut args: Vec<OsString> = Vec::new();
         if request.login {
             args.push("-l".into());
@@ -105,7 +142,7 @@ impl LocalEnvironment {
             pty: request.pty,
             new_session: false,
             #[cfg(target_os = "linux")]
-            confine: self.confinement.clone(),
+            confine,
         }
     }
 }
@@ -124,7 +161,10 @@ impl Environment for LocalEnvironment {
     }
 
     fn temp_dir(&self) -> String {
-        std::env::temp_dir().display().to_string()
+        match &self.session_temp {
+            Some(dir) => dir.path().display().to_string(),
+            None => std::env::temp_dir().display().to_string(),
+        }
     }
 
     fn shell(&self) -> &str {
@@ -148,6 +188,26 @@ impl Environment for LocalEnvironment {
             }
         })?;
         Ok(Box::new(child))
+    }
+
+    fn open_shell(&self) -> Option<Result<Box<dyn ShellConnection>, EnvError>> {
+        if self.shell != "bash" {
+            return None;
+        }
+        let spec = self.command(SpawnRequest {
+            script: persistent_script::DRIVER.into(),
+            stdin: StdinMode::Piped,
+            ..SpawnRequest::default()
+        });
+        let shell = LocalChild::spawn_contained(spec)
+            .and_then(|child| LocalShell::new(child, None))
+            .map(|shell| Box::new(shell) as Box<dyn ShellConnection>)
+            .map_err(|source| EnvError::Spawn {
+                backend: BackendKind::Local,
+                what: "persistent bash".into(),
+                source,
+            });
+        Some(shell)
     }
 
     fn describe(&self) -> String {

@@ -57,6 +57,8 @@ pub struct LocalChild {
     child: Child,
     pgid: Option<Pid>,
     output: Option<Box<dyn Read + Send>>,
+    /// The output pipe itself (piped children), until taken by either accessor.
+    pipe: Option<std::io::PipeReader>,
     stdin: Option<Box<dyn Write + Send>>,
     exit: Option<i32>,
     /// Runs after the group is killed (e.g. a remote kill for ssh clients).
@@ -236,7 +238,8 @@ impl LocalChild {
         Ok(LocalChild {
             child,
             pgid,
-            output: Some(Box::new(reader)),
+            output: None,
+            pipe: Some(reader),
             stdin,
             exit: None,
             on_kill: None,
@@ -293,11 +296,23 @@ impl LocalChild {
             child,
             pgid,
             output: Some(Box::new(PtyReader(read_side))),
+            pipe: None,
             stdin,
             exit: None,
             on_kill: None,
             scope: None,
         })
+    }
+
+    /// The output pipe itself, for callers that wait on it with `poll` (piped children
+    /// only; `None` with a PTY or once taken).
+    pub fn take_output_pipe(&mut self) -> Option<std::io::PipeReader> {
+        self.pipe.take()
+    }
+
+    /// The scope of a contained child.
+    pub fn scope(&self) -> Option<&Scope> {
+        self.scope.as_ref()
     }
 
     /// Run `f` after the local group is killed (remote cleanup for client processes).
@@ -330,7 +345,10 @@ impl LocalChild {
 
 impl RunningCommand for LocalChild {
     fn take_output(&mut self) -> Option<Box<dyn Read + Send>> {
-        self.output.take()
+        match self.pipe.take() {
+            Some(pipe) => Some(Box::new(pipe)),
+            None => self.output.take(),
+        }
     }
 
     fn take_stdin(&mut self) -> Option<Box<dyn Write + Send>> {

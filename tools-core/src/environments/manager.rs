@@ -227,7 +227,7 @@ impl EnvironmentManager {
         };
         let env = match TaskEnvironment::start(Arc::clone(&backend), task, initial_cwd, &init_files)
         {
-            Ok(env) => Arc::new(env),
+            Ok(env) => Arc::new(env.with_persistent_shell(self.settings.persistent_shell)),
             Err(err) => {
                 let _ = backend.cleanup();
                 return Err(err);

@@ -9,7 +9,8 @@
 //!
 //! A backend only knows how to *start a shell script* and hand back a
 //! [`RunningCommand`] (output stream, stdin, exit status, kill of the whole process
-//! group — locally or inside the remote). Everything shell-level — the session snapshot
+//! group — locally or inside the remote), and, where it can, a long-lived shell
+//! ([`shell_connection`]) that [`persistent`] runs foreground commands in. Everything shell-level — the session snapshot
 //! that makes exported variables persist, the working-directory marker, timeouts,
 //! bounded capture with spill-to-file — is shared and lives in [`session`]
 //! ([`TaskEnvironment`]). The [`manager`] caches one [`TaskEnvironment`] per task id,
@@ -24,6 +25,9 @@ use serde::Deserialize;
 pub mod capture;
 #[cfg(target_os = "linux")]
 pub mod confine;
+#[cfg(test)]
+#[cfg(target_os = "linux")]
+mod confine_verdict_tests;
 pub mod containment;
 pub mod daytona;
 pub mod docker;
@@ -37,13 +41,19 @@ pub mod local;
 mod local_child;
 pub mod manager;
 pub mod modal;
+pub mod persistent;
+pub mod persistent_script;
+#[cfg(test)]
+mod persistent_tests;
 pub mod processes;
 pub mod sandbox;
 mod sdk_helper;
 pub mod session;
 pub mod settings;
 pub mod shell;
+pub mod shell_connection;
 pub mod singularity;
+mod spawn_thread;
 pub mod ssh;
 #[cfg(target_os = "linux")]
 mod subreaper;
@@ -243,6 +253,9 @@ pub struct SpawnRequest {
     /// Where the script writes its process-group id (`echo $$ > FILE`) so a remote
     /// command can be killed from outside; `None` for backends that kill locally.
     pub pid_file: Option<String>,
+    /// A human approved this command: the local backend's kernel floor keeps only its
+    /// device, sysrq and system-call part (`terminal.local.confine = "verdict"`).
+    pub approved: bool,
 }
 
 /// A started command: its merged stdout+stderr, its stdin, its status, and a way to kill
@@ -296,6 +309,13 @@ pub trait Environment: Send + Sync {
 
     /// Start a script.
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError>;
+
+    /// Start a long-lived bash running [`persistent_script::DRIVER`] for
+    /// [`persistent::PersistentShell`]; `None` when this backend runs one shell per
+    /// command.
+    fn open_shell(&self) -> Option<Result<Box<dyn shell_connection::ShellConnection>, EnvError>> {
+        None
+    }
 
     /// A one-line description for logs and `process list` (`docker container 1a2b3c`).
     fn describe(&self) -> String {

@@ -225,6 +225,7 @@ class Sandbox:
                 cancel: None,
                 max_output: 10_000,
                 spill: None,
+                approved: false,
             })
             .unwrap();
         assert_eq!(outcome.exit_code, 3);

@@ -343,6 +343,7 @@ impl ProcessRegistry {
         command: &str,
         workdir: Option<&str>,
         pty: bool,
+        approved: bool,
     ) -> Result<Arc<BackgroundProcess>, EnvError> {
         {
             let mut map = lock(&self.processes);
@@ -358,7 +359,7 @@ impl ProcessRegistry {
                 });
             }
         }
-        let (mut handle, cwd) = env.spawn_background(command, workdir, pty)?;
+        let (mut handle, cwd) = env.spawn_background(command, workdir, pty, approved)?;
         let output = handle.take_output();
         let stdin = handle.take_stdin();
         let process = Arc::new(BackgroundProcess {

@@ -9,10 +9,15 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::containment::Scope;
 use super::local::{host_shell, which};
 use super::local_child::{LocalChild, LocalCommand};
 use super::settings::SandboxSettings;
-use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, env_filter};
+use super::shell_connection::{LocalShell, ShellConnection};
+use super::{
+    BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode, env_filter,
+    persistent_script, spawn_thread,
+};
 
 /// Commands in a bubblewrap sandbox.
 #[derive(Debug)]
@@ -101,6 +106,34 @@ impl SandboxEnvironment {
         &self.workdir
     }
 
+    /// The bwrap command running `request`'s script.
+    fn command(&self, request: SpawnRequest) -> LocalCommand {
+        let mut args = self.bwrap_args();
+        args.push("--".into());
+        args.push(self.shell.clone().into());
+        if request.login {
+            args.push("-l".into());
+        }
+        args.push("-c".into());
+        args.push(request.script.into());
+        let mut env = env_filter::command_env(std::env::vars_os(), &self.passthrough);
+        env.retain(|(k, _)| k != "HOME" && k != "TMPDIR");
+        LocalCommand {
+            program: self.bwrap.clone().into(),
+            args,
+            env: Some(env),
+            cwd: Some(self.workdir.clone()),
+            stdin: request.stdin,
+            pty: request.pty,
+            // In place of bwrap's `--new-session`, which moves the sandboxed tree out of
+            // our process group: killed in the few microseconds between its setsid and
+            // its parent-death signal, bwrap leaves that tree running. In our group, the
+            // group kill reaches the sandbox's pid 1 and, through it, everything inside.
+            new_session: true,
+            ..LocalCommand::default()
+        }
+    }
+
     /// The bwrap arguments before the shell.
     pub fn bwrap_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
@@ -177,36 +210,37 @@ impl Environment for SandboxEnvironment {
     }
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
-        let mut args = self.bwrap_args();
-        args.push("--".into());
-        args.push(self.shell.clone().into());
-        if request.login {
-            args.push("-l".into());
-        }
-        args.push("-c".into());
-        args.push(request.script.into());
-        let mut env = env_filter::command_env(std::env::vars_os(), &self.passthrough);
-        env.retain(|(k, _)| k != "HOME" && k != "TMPDIR");
-        let child = LocalChild::spawn(LocalCommand {
-            program: self.bwrap.clone().into(),
-            args,
-            env: Some(env),
-            cwd: Some(self.workdir.clone()),
-            stdin: request.stdin,
-            pty: request.pty,
-            // In place of bwrap's `--new-session`, which moves the sandboxed tree out of
-            // our process group: killed in the few microseconds between its setsid and
-            // its parent-death signal, bwrap leaves that tree running. In our group, the
-            // group kill reaches the sandbox's pid 1 and, through it, everything inside.
-            new_session: true,
-            ..LocalCommand::default()
-        })
-        .map_err(|source| EnvError::Spawn {
+        let child = LocalChild::spawn(self.command(request)).map_err(|source| EnvError::Spawn {
             backend: BackendKind::Sandbox,
             what: "bwrap".into(),
             source,
         })?;
         Ok(Box::new(child))
+    }
+
+    fn open_shell(&self) -> Option<Result<Box<dyn ShellConnection>, EnvError>> {
+        if self.shell != "bash" {
+            return None;
+        }
+        let spec = self.command(SpawnRequest {
+            script: persistent_script::DRIVER.into(),
+            stdin: StdinMode::Piped,
+            ..SpawnRequest::default()
+        });
+        // The sandbox's private /tmp, seen from the host.
+        let path_map = Some(("/tmp".to_string(), self.scratch.path().to_path_buf()));
+        // bwrap's parent-death signal follows the starting thread: start it on one that
+        // stays.
+        let shell =
+            spawn_thread::on_spawner_thread(move || LocalChild::spawn_in(spec, Some(Scope::new())))
+                .and_then(|child| LocalShell::new(child, path_map))
+                .map(|shell| Box::new(shell) as Box<dyn ShellConnection>)
+                .map_err(|source| EnvError::Spawn {
+                    backend: BackendKind::Sandbox,
+                    what: "persistent bwrap".into(),
+                    source,
+                });
+        Some(shell)
     }
 
     fn describe(&self) -> String {
@@ -263,6 +297,7 @@ mod tests {
             stdin: StdinMode::Null,
             pty,
             pid_file: None,
+            approved: false,
         })
         .unwrap()
     }

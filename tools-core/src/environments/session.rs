@@ -1,14 +1,17 @@
 //! [`TaskEnvironment`]: one task's live environment — a backend plus the shell session
 //! layered on it.
 //!
-//! Every command is a fresh shell (`sh -c` / `bash -c`) that sources a snapshot of the
-//! login environment, `cd`s to the recorded working directory, runs the command, dumps
-//! its exported variables back into the snapshot and reports its final directory. So
+//! Every command runs in a fresh shell that sources a snapshot of the login
+//! environment, `cd`s to the recorded working directory, runs the command, dumps its
+//! exported variables back into the snapshot and reports its final directory. So
 //! exported variables and the cwd persist across calls; unexported variables and shell
-//! options do not (as in Hermes).
+//! options do not (as in Hermes). Where the backend can host one, that fresh shell is a
+//! subshell forked from a persistent bash ([`super::persistent`]) — the same semantics
+//! at the cost of a `fork`; otherwise (and when the persistent shell is busy with a
+//! concurrent call) it is a new `sh -c` / `bash -c`.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -16,11 +19,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{CapturedOutput, OutputCapture, SpillTarget};
 use super::exec::{self, Ending};
+use super::persistent::{PersistentShell, ShellError};
 use super::shell::{self, SessionScripts};
 use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode};
 
 /// How long taking the session snapshot may take.
 const BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(60);
+/// Failed persistent shells in a row after which an environment stops starting them.
+const MAX_SHELL_FAILURES: u32 = 3;
 
 /// One foreground command.
 #[derive(Clone, Debug)]
@@ -37,6 +43,8 @@ pub struct ExecRequest {
     pub max_output: usize,
     /// Where the full output goes when it exceeds `max_output`.
     pub spill: Option<SpillTarget>,
+    /// A human approved the command (see [`SpawnRequest::approved`]).
+    pub approved: bool,
 }
 
 /// What a foreground command produced.
@@ -66,6 +74,11 @@ pub struct TaskEnvironment {
     last_used: Mutex<Instant>,
     counter: AtomicU64,
     cleaned: AtomicBool,
+    /// Use a persistent shell for foreground commands (until it fails too often).
+    persistent: AtomicBool,
+    shell_failures: AtomicU32,
+    shells_started: AtomicU32,
+    shell: Mutex<Option<PersistentShell>>,
 }
 
 impl std::fmt::Debug for TaskEnvironment {
@@ -113,6 +126,10 @@ impl TaskEnvironment {
             last_used: Mutex::new(Instant::now()),
             counter: AtomicU64::new(0),
             cleaned: AtomicBool::new(false),
+            persistent: AtomicBool::new(true),
+            shell_failures: AtomicU32::new(0),
+            shells_started: AtomicU32::new(0),
+            shell: Mutex::new(None),
         };
         env.bootstrap(init_files)?;
         Ok(env)
@@ -148,6 +165,29 @@ impl TaskEnvironment {
                 Ok(())
             }
         }
+    }
+
+    /// Run foreground commands in a persistent shell where the backend has one
+    /// (`terminal.persistent_shell`, on by default), or always one shell per command.
+    pub fn with_persistent_shell(self, enabled: bool) -> Self {
+        self.persistent.store(enabled, Ordering::SeqCst);
+        self
+    }
+
+    /// How many persistent shells this environment has started (a new one after each
+    /// command that wrecked its shell).
+    pub fn persistent_shells_started(&self) -> u32 {
+        self.shells_started.load(Ordering::SeqCst)
+    }
+
+    /// The session id (in the names of the session's files inside the environment).
+    pub fn session_id(&self) -> &str {
+        &self.scripts.session_id
+    }
+
+    /// The persistent shell's process id on this host, while there is one.
+    pub fn persistent_shell_pid(&self) -> Option<u32> {
+        lock(&self.shell).as_ref().and_then(PersistentShell::pid)
     }
 
     /// The backend.
@@ -220,31 +260,127 @@ impl TaskEnvironment {
         cwd
     }
 
-    /// Run a foreground command.
+    /// Run a foreground command: in the persistent shell when there is one (or one can
+    /// be started) and it is free, else in a shell of its own.
     pub fn execute(&self, request: &ExecRequest) -> Result<ExecOutcome, EnvError> {
         self.touch();
         let started = Instant::now();
         let cwd = self.effective_cwd(request.workdir.as_deref());
+        let mut capture = OutputCapture::new(request.max_output, request.spill.clone());
+        let ending = match self.execute_persistent(request, &cwd, &mut capture) {
+            Some(ending) => ending,
+            None => self.execute_one_shot(request, &cwd, &mut capture)?,
+        };
+        Ok(self.finish(request, capture, ending, started))
+    }
+
+    /// Run `request` in the persistent shell; `None` when it cannot (disabled, busy
+    /// with another call, not supported, or the command never started there).
+    fn execute_persistent(
+        &self,
+        request: &ExecRequest,
+        cwd: &str,
+        capture: &mut OutputCapture,
+    ) -> Option<Ending> {
+        if !self.persistent.load(Ordering::SeqCst) || !self.snapshot_ready.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut slot = match self.shell.try_lock() {
+            Ok(slot) => slot,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        if slot.is_none() {
+            match PersistentShell::start(self.backend.as_ref()) {
+                Ok(shell) => {
+                    self.shells_started.fetch_add(1, Ordering::SeqCst);
+                    self.shell_failures.store(0, Ordering::SeqCst);
+                    *slot = Some(shell);
+                }
+                Err(err) => {
+                    self.shell_failed(&err);
+                    return None;
+                }
+            }
+        }
+        let shell = slot.as_mut()?;
+        let run = shell.run(
+            &self.scripts,
+            &request.command,
+            cwd,
+            request.timeout,
+            request.cancel.as_ref(),
+            capture,
+        );
+        match run {
+            Ok(run) => {
+                if !run.reusable {
+                    tracing::debug!(task = %self.task_id, "persistent shell discarded after a command");
+                    *slot = None;
+                }
+                Some(run.ending)
+            }
+            Err(err) => {
+                *slot = None;
+                self.shell_failed(&err);
+                None
+            }
+        }
+    }
+
+    /// A persistent shell could not be started or used; after a few failures in a row
+    /// this environment stops trying.
+    fn shell_failed(&self, err: &ShellError) {
+        if matches!(err, ShellError::Unsendable) {
+            return;
+        }
+        let failures = self.shell_failures.fetch_add(1, Ordering::SeqCst) + 1;
+        if matches!(err, ShellError::Unsupported) || failures >= MAX_SHELL_FAILURES {
+            self.persistent.store(false, Ordering::SeqCst);
+        }
+        if !matches!(err, ShellError::Unsupported) {
+            tracing::warn!(task = %self.task_id, %err, failures, "persistent shell unavailable; running commands one shell each");
+        }
+    }
+
+    /// Run `request` in a shell of its own.
+    fn execute_one_shot(
+        &self,
+        request: &ExecRequest,
+        cwd: &str,
+        capture: &mut OutputCapture,
+    ) -> Result<Ending, EnvError> {
         let pid_file = self.pid_file();
         let snapshot_ready = self.snapshot_ready.load(Ordering::SeqCst);
         let script =
             self.scripts
-                .foreground(&request.command, &cwd, snapshot_ready, pid_file.as_deref());
+                .foreground(&request.command, cwd, snapshot_ready, pid_file.as_deref());
         let mut child = self.backend.spawn(SpawnRequest {
             script,
             login: !snapshot_ready,
             stdin: StdinMode::Null,
             pty: false,
             pid_file,
+            approved: request.approved,
         })?;
-        let mut capture = OutputCapture::new(request.max_output, request.spill.clone());
         let ending = exec::wait_for(
             child.as_mut(),
-            &mut capture,
+            capture,
             request.timeout,
             request.cancel.as_ref(),
         );
         drop(child);
+        Ok(ending)
+    }
+
+    /// Read the cwd report, note the timeout or interruption, and build the outcome.
+    fn finish(
+        &self,
+        request: &ExecRequest,
+        mut capture: OutputCapture,
+        ending: Ending,
+        started: Instant,
+    ) -> ExecOutcome {
         // The cwd report is the last thing printed; it is always in the retained tail.
         let tail = capture.end_bytes(16 * 1024);
         if let Some((cut, start, end)) = self.scripts.find_cwd_report(&tail) {
@@ -269,14 +405,14 @@ impl TaskEnvironment {
         };
         let output = capture.finish(&suffix);
         self.touch();
-        Ok(ExecOutcome {
+        ExecOutcome {
             exit_code,
             output,
             timed_out,
             interrupted,
             cwd: self.cwd(),
             duration: started.elapsed(),
-        })
+        }
     }
 
     /// Start a background command in `workdir` (or the session cwd). Returns the running
@@ -286,6 +422,7 @@ impl TaskEnvironment {
         command: &str,
         workdir: Option<&str>,
         pty: bool,
+        approved: bool,
     ) -> Result<(Box<dyn RunningCommand>, String), EnvError> {
         self.touch();
         let cwd = self.effective_cwd(workdir);
@@ -305,6 +442,7 @@ impl TaskEnvironment {
             stdin,
             pty: pty && self.backend.supports_pty(),
             pid_file,
+            approved,
         })?;
         Ok((child, cwd))
     }
@@ -337,10 +475,16 @@ impl TaskEnvironment {
         if self.cleaned.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
+        // The persistent shell and everything it runs end first; one busy with a
+        // command ends when the environment is dropped, and no new one starts.
+        self.persistent.store(false, Ordering::SeqCst);
+        if let Ok(mut slot) = self.shell.try_lock() {
+            slot.take();
+        }
         let snap = shell::quote(&self.scripts.snapshot);
         let _ = exec::run_collect(
             self.backend.as_ref(),
-            &format!("rm -f {snap} {snap}.tmp.* 2>/dev/null; true"),
+            &format!("rm -f {snap} {snap}.tmp.* {snap}.next 2>/dev/null; true"),
             StdinMode::Null,
             Duration::from_secs(10),
         );

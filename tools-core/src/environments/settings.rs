@@ -41,6 +41,9 @@ pub struct TerminalSettings {
     pub spill_max_bytes: u64,
     /// Bytes of output kept per background process (rolling window).
     pub background_buffer_bytes: usize,
+    /// Run foreground commands in one long-lived bash per task (local and sandbox
+    /// backends), each in a subshell of its own; `false` starts a new shell per command.
+    pub persistent_shell: bool,
     /// Background processes tracked at once (finished ones are pruned first).
     pub max_background_processes: usize,
     /// Seconds a finished background process stays listed.
@@ -74,6 +77,7 @@ impl Default for TerminalSettings {
             auto_source_bashrc: true,
             spill_max_bytes: 64 * 1024 * 1024,
             background_buffer_bytes: 200_000,
+            persistent_shell: true,
             max_background_processes: 64,
             finished_process_ttl: 30 * 60,
             docker: DockerSettings::default(),
@@ -91,7 +95,7 @@ impl Default for TerminalSettings {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct LocalSettings {
-    /// `"off"` (default), `"floor"` or `"workspace"`; see [`ConfineMode`].
+    /// `"verdict"` (default), `"floor"`, `"workspace"` or `"off"`; see [`ConfineMode`].
     pub confine: ConfineMode,
     /// Extra paths confined commands may write beneath.
     pub writable: Vec<String>,
@@ -102,12 +106,18 @@ pub struct LocalSettings {
 #[serde(rename_all = "lowercase")]
 pub enum ConfineMode {
     /// No kernel confinement: the approval analyser alone.
-    #[default]
     Off,
+    /// The confinement follows the approval verdict (default): a command that runs
+    /// without a human's approval gets the whole floor ([`ConfineMode::Floor`]); one a
+    /// human approved (so `sudo apt install ...` still works) only loses block devices,
+    /// `/proc/sysrq-trigger` and the denied system calls — when toolhost runs as root;
+    /// otherwise it runs unconfined (`no_new_privs` would break `sudo`), said once.
+    #[default]
+    Verdict,
     /// System directories, block devices, `/proc/sysrq-trigger` and toolhost's own
     /// configuration, state and plugins read-only; the working directory, the rest of the
     /// home, `/tmp` and `writable` paths writable; reboot, kexec, module loading, swap,
-    /// mounts and `kill(-1)` denied.
+    /// mounts and `kill(-1)` denied — for every command, approved or not.
     Floor,
     /// Writes only beneath the working directory, `/tmp` and `writable` paths (like
     /// codex's workspace-write); the same system calls denied.

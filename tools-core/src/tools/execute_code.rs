@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::availability::AvailabilityCheck;
+use crate::code_exec::approval::check_script;
 use crate::code_exec::run::{Script, execute};
 use crate::code_exec::{CodeExecutionSettings, stubs};
 use crate::entry::{Parallelism, SchemaPatch, ToolEntry};
@@ -24,6 +25,7 @@ use crate::environments::BackendKind;
 use crate::error::RegisterError;
 use crate::result::tool_error;
 use crate::services::CoreServices;
+use crate::tools::terminal::host_access;
 
 fn description(tools: &[String]) -> String {
     let lines: Vec<String> = tools.iter().map(|t| stubs::doc_line(t)).collect();
@@ -135,6 +137,24 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
                 .filter(|t| t.as_str() != "execute_code" && caller.available(t))
                 .cloned()
                 .collect();
+            let kind = svc.settings.terminal.backend;
+            let approval_note = match check_script(
+                svc.approval.as_ref(),
+                &args.code,
+                ctx,
+                kind.name(),
+                host_access(kind, &svc.settings.terminal),
+            ) {
+                Ok(note) => note,
+                Err(message) => {
+                    return Ok(json!({
+                        "status": "error",
+                        "error": message,
+                        "tool_calls_made": 0,
+                        "duration_seconds": 0,
+                    }));
+                }
+            };
             let files = svc.files.for_task(ctx.task_key());
             let cwd: PathBuf = files.resolve(".");
             let script = Script {
@@ -142,7 +162,11 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
                 cwd,
                 tools,
             };
-            Ok(execute(&script, settings, caller, ctx))
+            let mut result = execute(&script, settings, caller, ctx);
+            if let (Some(note), Some(map)) = (approval_note, result.as_object_mut()) {
+                map.insert("approval".into(), Value::String(note));
+            }
+            Ok(result)
         })
         .build()
 }

@@ -6,6 +6,7 @@
 
 mod args;
 pub mod clarify;
+pub mod cronjob;
 pub mod delegate_task;
 #[cfg(unix)]
 pub mod execute_code;
@@ -59,6 +60,7 @@ pub const CORE_TOOLS: &[(&str, CoreToolBuilder)] = &[
     ("delegate_task", delegate_task::build),
     #[cfg(unix)]
     ("execute_code", execute_code::build),
+    ("cronjob", cronjob::build),
 ];
 
 /// A core tool that could not be registered.
@@ -147,7 +149,8 @@ mod tests {
                 "skill_manage",
                 "session_search",
                 "delegate_task",
-                "execute_code"
+                "execute_code",
+                "cronjob"
             ]
         );
         for name in names {

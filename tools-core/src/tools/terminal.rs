@@ -177,8 +177,8 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
         env_type: kind.name().to_string(),
         host_access: host_access(kind, settings),
     });
-    let approval_note = match decision {
-        GateDecision::Approved { note } => note,
+    let (approval_note, human_approved) = match decision {
+        GateDecision::Approved { note, human } => (note, human),
         GateDecision::Blocked { message, hardline } => {
             let mut out = failure(message, -1, "blocked");
             if hardline {
@@ -207,7 +207,10 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
             workdir.as_deref(),
             pty,
             args,
-            approval_note,
+            Approval {
+                note: approval_note,
+                human: human_approved,
+            },
         ));
     }
 
@@ -219,6 +222,7 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
         cancel: Some(ctx.cancel.clone()),
         max_output: services.settings.tool_output.max_bytes.max(1000),
         spill: Some(manager.spill_target(&task)),
+        approved: human_approved,
     });
     let outcome = match outcome {
         Ok(outcome) => outcome,
@@ -254,6 +258,9 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
     if let Some(meaning) = exit_code_meaning(&command, outcome.exit_code) {
         result.insert("exit_code_meaning".into(), json!(meaning));
     }
+    if let Some(note) = confinement_note(kind, settings, human_approved, outcome.exit_code, &text) {
+        result.insert("confinement".into(), json!(note));
+    }
     if let Some(path) = &outcome.output.full_output_path {
         result.insert("full_output_path".into(), json!(path.display().to_string()));
     }
@@ -268,6 +275,44 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
     Ok(Value::Object(result))
 }
 
+/// When a local command that ran under the kernel floor failed with a permission error,
+/// say that the floor may be why (the model otherwise retries with `sudo`).
+fn confinement_note(
+    kind: BackendKind,
+    settings: &TerminalSettings,
+    human_approved: bool,
+    exit_code: i32,
+    output: &str,
+) -> Option<&'static str> {
+    use crate::environments::settings::ConfineMode;
+    let confined = match settings.local.confine {
+        ConfineMode::Off => false,
+        ConfineMode::Verdict => !human_approved,
+        ConfineMode::Floor | ConfineMode::Workspace => true,
+    };
+    let denied = [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+    ]
+    .iter()
+    .any(|m| output.contains(m));
+    (kind == BackendKind::Local && confined && exit_code != 0 && denied).then_some(
+        "The command may have been stopped by the local kernel floor (terminal.local.confine): \
+         commands that run without a human's approval cannot write outside the working \
+         directory, the home directory, /tmp and configured paths, cannot write block devices \
+         or /proc/sysrq-trigger, and cannot reboot, mount, load modules or signal every process.",
+    )
+}
+
+/// What the gate said about a command that may run.
+struct Approval {
+    /// The note for the result.
+    note: Option<String>,
+    /// A human approved it (the local floor then keeps only its device part).
+    human: bool,
+}
+
 fn start_background(
     services: &Arc<CoreServices>,
     env: &crate::environments::TaskEnvironment,
@@ -275,10 +320,11 @@ fn start_background(
     workdir: Option<&str>,
     pty: bool,
     args: &Value,
-    approval_note: Option<String>,
+    approval: Approval,
 ) -> Value {
+    let approval_note = approval.note;
     let processes = services.environments.processes();
-    let process = match processes.spawn(env, command, workdir, pty) {
+    let process = match processes.spawn(env, command, workdir, pty, approval.human) {
         Ok(p) => p,
         Err(err) => {
             return failure(

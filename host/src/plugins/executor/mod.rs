@@ -54,6 +54,7 @@
 mod cpu;
 mod slot;
 mod spin;
+mod sync;
 mod ticket;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -288,7 +289,7 @@ impl Drop for Alive<'_> {
 /// A worker thread: run the job in the slot, wait for the next, until retired.
 fn work<J: Job>(shared: &Shared<J>, slot: &Arc<Slot<J>>) {
     let _alive = Alive(&shared.workers);
-    slot.set_worker(std::thread::current());
+    slot.set_worker(sync::current());
     let mut stepped_aside: Option<Instant> = None;
     loop {
         match slot.run() {
@@ -358,6 +359,9 @@ fn next_job<J: Job>(
     }
 }
 
+#[cfg(all(test, toolhost_loom))]
+#[path = "loom_tests.rs"]
+mod loom_tests;
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;

@@ -23,10 +23,10 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{OnceLock, PoisonError};
 use std::task::Waker;
-use std::thread::Thread;
 
+use super::sync::{self, Mutex, MutexGuard, Thread};
 use super::{Job, JobPanicked, cpu};
 
 /// A job is in the slot and the worker has not finished it.
@@ -74,7 +74,7 @@ pub(super) enum AfterRun {
 
 /// One worker's slot. See the module documentation for the protocol.
 pub(super) struct Slot<J: Job> {
-    state: AtomicU32,
+    state: sync::AtomicU32,
     /// Where the last caller submitted from, and where the worker last ran: each side
     /// spins only while the other is on another core.
     caller_cpu: AtomicU32,
@@ -99,7 +99,7 @@ impl<J: Job> Slot<J> {
     /// A slot for a new worker, its first job already in.
     pub(super) fn with_job(job: J) -> Self {
         Slot {
-            state: AtomicU32::new(SUBMITTED),
+            state: sync::AtomicU32::new(SUBMITTED),
             caller_cpu: AtomicU32::new(cpu::current()),
             worker_cpu: AtomicU32::new(cpu::UNKNOWN),
             cancel: AtomicBool::new(false),

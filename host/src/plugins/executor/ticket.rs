@@ -47,7 +47,7 @@ impl<J: Job> std::fmt::Debug for Ticket<'_, J> {
 }
 
 /// Unparks a thread blocked in [`Ticket::wait`] when the cancellation token fires.
-struct Unpark(std::thread::Thread);
+struct Unpark(super::sync::Thread);
 
 impl Wake for Unpark {
     fn wake(self: Arc<Self>) {
@@ -131,7 +131,7 @@ impl<'a, J: Job> Ticket<'a, J> {
         let Some(slot) = self.slot.as_ref() else {
             return Waited::Done(Err(super::JobPanicked("collected twice".into())));
         };
-        let me = std::thread::current();
+        let me = super::sync::current();
         if slot.register(Waiter::Thread(me.clone())) {
             return self.done_or_lost();
         }

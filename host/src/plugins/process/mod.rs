@@ -12,6 +12,7 @@
 
 pub mod child;
 pub mod exit;
+pub mod launch;
 pub mod plugin;
 pub mod protocol;
 
@@ -19,7 +20,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use plugin::{ProcessFault, ProcessLimits, ProcessPlugin};
+pub use launch::Launch;
+pub use plugin::{CallbackHandler, ProcessFault, ProcessLimits, ProcessPlugin};
 
 use super::discovery::PluginSource;
 

@@ -9,22 +9,22 @@
 //! crash (0 s, 0.25 s, 0.5 s, … up to 4 s), and not at all once `max_crashes` is
 //! reached.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec};
+use tools_core::environments::confine::Confinement;
 
-use super::exit::describe;
-use super::protocol::{Answer, FrameError, Op, Request, Response, split_frame, write_frame};
+use super::launch::{Conn, Launch, ReadFail};
+use super::protocol::{
+    Answer, Callback, ChildFrame, Op, Request, Response, WireError, write_frame,
+};
 use crate::plugins::adapter::Declaration;
 use crate::plugins::loader::LoadError;
 
 /// Limits of one process plugin.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ProcessLimits {
     /// Address-space cap of the child (`RLIMIT_AS`), in bytes; 0 = none.
     pub memory_bytes: u64,
@@ -32,7 +32,12 @@ pub struct ProcessLimits {
     pub max_crashes: u32,
     /// How long the child may take to load and register.
     pub startup: Duration,
+    /// The Landlock/seccomp floor applied to the child before it runs plugin code.
+    pub confinement: Option<Arc<Confinement>>,
 }
+
+/// Answers a plugin's requests to the host (`ctx.dispatch_tool` of a Python plugin).
+pub type CallbackHandler = dyn Fn(&Callback) -> Answer + Send + Sync;
 
 /// Why a request got no answer from the plugin.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -55,6 +60,9 @@ pub enum ProcessFault {
         /// The limit.
         seconds: f64,
     },
+    /// The caller cancelled the request; the child was killed.
+    #[error("cancelled (the plugin process was killed)")]
+    Cancelled,
     /// No child could be started.
     #[error("plugin {plugin} cannot run: {reason}")]
     Unavailable {
@@ -63,96 +71,6 @@ pub enum ProcessFault {
         /// Why.
         reason: String,
     },
-}
-
-/// A running child and its channel.
-struct Conn {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: ChildStdout,
-    buf: Vec<u8>,
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        // Already gone is fine: the point is that no child outlives its handle.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Why reading an answer stopped.
-enum ReadFail {
-    Deadline,
-    Broken(FrameError),
-}
-
-impl Conn {
-    /// Read one response, giving up at `deadline`.
-    fn read_response(&mut self, deadline: Option<Instant>) -> Result<Response, ReadFail> {
-        let mut chunk = [0u8; 64 * 1024];
-        loop {
-            match split_frame(&self.buf) {
-                Ok(Some((body, used))) => {
-                    let response = serde_json::from_slice(body)
-                        .map_err(|e| ReadFail::Broken(FrameError::Json(e)));
-                    self.buf.drain(..used);
-                    return response;
-                }
-                Ok(None) => {}
-                Err(e) => return Err(ReadFail::Broken(e)),
-            }
-            let timeout = match deadline {
-                None => None,
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err(ReadFail::Deadline);
-                    }
-                    Some(Timespec {
-                        tv_sec: left.as_secs().try_into().unwrap_or(i64::MAX),
-                        tv_nsec: left.subsec_nanos().into(),
-                    })
-                }
-            };
-            let mut fds = [PollFd::new(&self.stdout, PollFlags::IN)];
-            match rustix::event::poll(&mut fds, timeout.as_ref()) {
-                Ok(0) => continue,
-                Ok(_) => {}
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => return Err(ReadFail::Broken(FrameError::Io(e.into()))),
-            }
-            match self.stdout.read(&mut chunk) {
-                Ok(0) => return Err(ReadFail::Broken(FrameError::Closed)),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(ReadFail::Broken(FrameError::Io(e))),
-            }
-        }
-    }
-
-    /// Kill the child (if still running) and say how it ended.
-    fn end(mut self) -> String {
-        let status = match self.child.try_wait() {
-            Ok(Some(status)) => Ok(status),
-            _ => {
-                // It may be exiting right now: give it a moment to report its own end
-                // before it is killed.
-                std::thread::sleep(Duration::from_millis(20));
-                match self.child.try_wait() {
-                    Ok(Some(status)) => Ok(status),
-                    _ => {
-                        let _ = self.child.kill();
-                        self.child.wait()
-                    }
-                }
-            }
-        };
-        match status {
-            Ok(status) => describe(status),
-            Err(e) => format!("could not be waited for ({e})"),
-        }
-    }
 }
 
 #[derive(Default)]
@@ -165,13 +83,13 @@ struct State {
 /// One plugin served by a child process.
 pub struct ProcessPlugin {
     name: String,
-    library: PathBuf,
-    host_info: String,
+    launch: Mutex<Launch>,
     limits: ProcessLimits,
     state: Mutex<State>,
     pid: AtomicU32,
     restarts: AtomicU32,
     crashes: AtomicU32,
+    callbacks: Mutex<Option<Arc<CallbackHandler>>>,
 }
 
 impl std::fmt::Debug for ProcessPlugin {
@@ -193,31 +111,61 @@ pub fn backoff(crashes: u32) -> Duration {
 }
 
 impl ProcessPlugin {
-    /// Start plugin `name` from `library` in a child; its declaration, or why it could
-    /// not be loaded (the same [`LoadError`]s as in-process, or the child's death).
+    /// Start plugin `name` from `library` in a `toolhost plugin-host` child; its
+    /// declaration, or why it could not be loaded (the same [`LoadError`]s as
+    /// in-process, or the child's death).
     pub fn start(
         name: &str,
         library: &Path,
         host_info: &str,
         limits: ProcessLimits,
     ) -> Result<(Self, Declaration), LoadError> {
-        let plugin = ProcessPlugin {
-            name: name.to_string(),
+        let launch = Launch::Native {
             library: library.to_path_buf(),
             host_info: host_info.to_string(),
+        };
+        let (plugin, hello) = Self::launch(name, launch, limits)?;
+        let declaration = parse_declaration(&hello)?;
+        Ok((plugin, declaration))
+    }
+
+    /// Start plugin `name` as `launch`; the text of its first frame (the declaration
+    /// JSON, which may carry more than [`Declaration`] reads).
+    pub fn launch(
+        name: &str,
+        launch: Launch,
+        limits: ProcessLimits,
+    ) -> Result<(Self, String), LoadError> {
+        let plugin = ProcessPlugin {
+            name: name.to_string(),
+            launch: Mutex::new(launch),
             limits,
             state: Mutex::new(State::default()),
             pid: AtomicU32::new(0),
             restarts: AtomicU32::new(0),
             crashes: AtomicU32::new(0),
+            callbacks: Mutex::new(None),
         };
-        let (conn, declaration) = plugin.spawn()?;
+        let (conn, hello) = plugin.spawn()?;
         plugin
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .conn = Some(conn);
-        Ok((plugin, declaration))
+        Ok((plugin, hello))
+    }
+
+    /// Answer the plugin's requests to the host (`dispatch_tool`) with `handler`.
+    pub fn set_callbacks(&self, handler: Arc<CallbackHandler>) {
+        *self
+            .callbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(handler);
+    }
+
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The child's pid, while one runs.
@@ -241,36 +189,23 @@ impl ProcessPlugin {
         max > 0 && self.crashes() >= max
     }
 
-    fn spawn(&self) -> Result<(Conn, Declaration), LoadError> {
-        let binary = super::host_binary();
-        let mut child = Command::new(&binary)
-            .arg("plugin-host")
-            .arg("--name")
-            .arg(&self.name)
-            .arg("--memory-limit")
-            .arg(self.limits.memory_bytes.to_string())
-            .arg("--host-info")
-            .arg(&self.host_info)
-            .arg(&self.library)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| LoadError::Process(format!("cannot start {}: {e}", binary.display())))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            return Err(LoadError::Process("the child has no pipes".into()));
-        };
-        let mut conn = Conn {
-            child,
-            stdin,
-            stdout,
-            buf: Vec::new(),
-        };
+    fn spawn(&self) -> Result<(Conn, String), LoadError> {
+        let launch = self
+            .launch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let mut conn = Conn::spawn(&launch, &self.name, &self.limits)?;
         let deadline = Instant::now().checked_add(self.limits.startup);
-        let hello = match conn.read_response(deadline) {
-            Ok(hello) => hello,
-            Err(ReadFail::Deadline) => {
+        let hello = match conn.read_frame(deadline, None) {
+            Ok(ChildFrame::Response(hello)) => hello,
+            Ok(ChildFrame::Callback { .. }) => {
+                let how = conn.end();
+                return Err(LoadError::Process(format!(
+                    "the plugin process asked the host for something while loading ({how})"
+                )));
+            }
+            Err(ReadFail::Deadline | ReadFail::Cancelled) => {
                 let how = conn.end();
                 return Err(LoadError::Process(format!(
                     "the plugin process did not register within {}s ({how})",
@@ -286,10 +221,8 @@ impl ProcessPlugin {
         };
         match hello.result {
             Answer::Ok(text) => {
-                let declaration: Declaration = serde_json::from_str(&text)
-                    .map_err(|e| LoadError::Declaration(e.to_string()))?;
-                self.pid.store(conn.child.id(), Ordering::Relaxed);
-                Ok((conn, declaration))
+                self.pid.store(conn.pid(), Ordering::Relaxed);
+                Ok((conn, text))
             }
             Answer::Err(err) => Err(LoadError::InChild {
                 summary: err.message.clone(),
@@ -298,13 +231,46 @@ impl ProcessPlugin {
         }
     }
 
+    /// Replace the child with a new one started from `launch` (the same one when
+    /// `None`), reading the plugin's files again: its declaration text. The crash count
+    /// starts over. On failure the old child is gone and the plugin has none until the
+    /// next request restarts it.
+    pub fn reload(&self, launch: Option<Launch>) -> Result<String, LoadError> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(conn) = state.conn.take() {
+            drop(conn.end());
+        }
+        self.pid.store(0, Ordering::Relaxed);
+        if let Some(launch) = launch {
+            *self.launch.lock().unwrap_or_else(PoisonError::into_inner) = launch;
+        }
+        self.crashes.store(0, Ordering::Release);
+        state.retry_at = None;
+        let (conn, hello) = self.spawn()?;
+        state.conn = Some(conn);
+        self.restarts.fetch_add(1, Ordering::AcqRel);
+        tracing::info!(plugin = %self.name, pid = ?self.pid(), "plugin process reloaded");
+        Ok(hello)
+    }
+
     /// Send `op` and wait for its answer until `timeout` passes (`None`: no limit).
     pub fn request(&self, op: Op, timeout: Option<Duration>) -> Result<Answer, ProcessFault> {
+        self.request_cancellable(op, timeout, None)
+    }
+
+    /// [`request`](Self::request), also given up (and the child killed) as soon as
+    /// `cancelled` returns true.
+    pub fn request_cancellable(
+        &self,
+        op: Op,
+        timeout: Option<Duration>,
+        cancelled: Option<&dyn Fn() -> bool>,
+    ) -> Result<Answer, ProcessFault> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         // A child that died between requests (a thread of the plugin crashed it) is
         // counted and replaced before this request is sent.
         if let Some(conn) = state.conn.as_mut()
-            && matches!(conn.child.try_wait(), Ok(Some(_)))
+            && conn.has_exited()
         {
             drop(self.crashed(&mut state));
         }
@@ -314,25 +280,70 @@ impl ProcessPlugin {
         state.next_id += 1;
         let id = state.next_id;
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let callbacks = self
+            .callbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let Some(conn) = state.conn.as_mut() else {
             return Err(self.unavailable("no plugin process"));
         };
         if write_frame(&mut conn.stdin, &Request { id, op }).is_err() {
             return Err(self.crashed(&mut state));
         }
-        match conn.read_response(deadline) {
-            Ok(response) if response.id == id => Ok(response.result),
-            Ok(_) | Err(ReadFail::Broken(_)) => Err(self.crashed(&mut state)),
-            Err(ReadFail::Deadline) => {
-                if let Some(conn) = state.conn.take() {
-                    drop(conn.end());
+        loop {
+            let Some(conn) = state.conn.as_mut() else {
+                return Err(self.unavailable("no plugin process"));
+            };
+            match conn.read_frame(deadline, cancelled) {
+                Ok(ChildFrame::Response(response)) if response.id == id => {
+                    return Ok(response.result);
                 }
-                self.pid.store(0, Ordering::Relaxed);
-                let seconds = timeout.map_or(0.0, |t| t.as_secs_f64());
-                tracing::warn!(plugin = %self.name, "call timed out after {seconds}s; plugin process killed");
-                Err(ProcessFault::TimedOut { seconds })
+                Ok(ChildFrame::Callback {
+                    id: asked,
+                    callback,
+                }) if asked == id => {
+                    let result = match &callbacks {
+                        Some(handler) => handler(&callback),
+                        None => Answer::Err(WireError {
+                            kind: "unavailable".into(),
+                            message: "this host answers no plugin callbacks".into(),
+                            detail: None,
+                        }),
+                    };
+                    if write_frame(&mut conn.stdin, &Response { id, result }).is_err() {
+                        return Err(self.crashed(&mut state));
+                    }
+                }
+                Ok(_) | Err(ReadFail::Broken(_)) => return Err(self.crashed(&mut state)),
+                Err(ReadFail::Deadline) => {
+                    self.kill(&mut state);
+                    let seconds = timeout.map_or(0.0, |t| t.as_secs_f64());
+                    tracing::warn!(plugin = %self.name, "call timed out after {seconds}s; plugin process killed");
+                    return Err(ProcessFault::TimedOut { seconds });
+                }
+                Err(ReadFail::Cancelled) => {
+                    self.kill(&mut state);
+                    tracing::info!(plugin = %self.name, "call cancelled; plugin process killed");
+                    return Err(ProcessFault::Cancelled);
+                }
             }
         }
+    }
+
+    /// Kill the child on purpose (timeout, cancellation): not a crash; the next request
+    /// starts a new one.
+    fn kill(&self, state: &mut State) {
+        if let Some(conn) = state.conn.take() {
+            drop(conn.end());
+        }
+        self.pid.store(0, Ordering::Relaxed);
+    }
+
+    /// Kill the child, if one runs (the next request starts a new one).
+    pub fn stop(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        self.kill(&mut state);
     }
 
     fn unavailable(&self, reason: &str) -> ProcessFault {
@@ -390,6 +401,11 @@ impl ProcessPlugin {
             }
         }
     }
+}
+
+/// The declaration in a plugin process's first frame.
+pub fn parse_declaration(text: &str) -> Result<Declaration, LoadError> {
+    serde_json::from_str(text).map_err(|e| LoadError::Declaration(e.to_string()))
 }
 
 #[cfg(test)]

@@ -76,6 +76,41 @@ pub struct Response {
     pub result: Answer,
 }
 
+/// What the child may ask of the host while it serves a request (sent with that
+/// request's id; the host answers with a [`Response`] of the same id, then keeps
+/// waiting for the request's own response).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Callback {
+    /// Run a tool through the registry (Hermes' `ctx.dispatch_tool`: no hooks, no
+    /// approval). Answered with the tool's result text.
+    DispatchTool {
+        /// The tool.
+        tool: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: serde_json::Value,
+        /// The task to run it for.
+        #[serde(default)]
+        task_id: String,
+    },
+}
+
+/// A frame from the child: a callback or a response.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ChildFrame {
+    /// The child asks the host for something.
+    Callback {
+        /// The request being served.
+        id: u64,
+        /// What it asks.
+        callback: Callback,
+    },
+    /// The answer to a request.
+    Response(Response),
+}
+
 /// The answer of a response.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -207,6 +242,34 @@ mod tests {
         };
         let text = serde_json::to_string(&err).unwrap();
         assert_eq!(serde_json::from_str::<Response>(&text).unwrap(), err);
+    }
+
+    #[test]
+    fn child_frames_are_callbacks_or_responses() {
+        let callback: ChildFrame = serde_json::from_str(
+            r#"{"id":4,"callback":{"op":"dispatch_tool","tool":"read_file","args":{"path":"a"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            callback,
+            ChildFrame::Callback {
+                id: 4,
+                callback: Callback::DispatchTool {
+                    tool: "read_file".into(),
+                    args: serde_json::json!({"path": "a"}),
+                    task_id: String::new(),
+                },
+            }
+        );
+        let response: ChildFrame = serde_json::from_str(r#"{"id":4,"ok":"{}"}"#).unwrap();
+        assert_eq!(
+            response,
+            ChildFrame::Response(Response {
+                id: 4,
+                result: Answer::Ok("{}".into()),
+            })
+        );
+        assert!(serde_json::from_str::<ChildFrame>(r#"{"id":4}"#).is_err());
     }
 
     #[test]

@@ -164,6 +164,34 @@ pub(crate) fn redis(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
     if in_stdin || command.is_some_and(is_flush) {
         az.flag_rule(&rules::REDIS_FLUSH);
     }
+    let is_delete = |w: &str| w.eq_ignore_ascii_case("del") || w.eq_ignore_ascii_case("unlink");
+    let deletes_in_stdin = match stdin {
+        Source::Literal(text) => text
+            .lines()
+            .any(|l| l.split_whitespace().next().is_some_and(is_delete)),
+        _ => false,
+    };
+    if deletes_in_stdin || command.is_some_and(is_delete) {
+        az.flag_rule(&rules::REDIS_DELETE);
+    }
+}
+
+/// `dropdb NAME`, `mysqladmin drop NAME`, `mongo ... --eval` is in [`mongo`].
+pub(crate) fn admin_drop(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
+    let words: Vec<&str> = args[1..].iter().map(|a| a.as_str()).collect();
+    if words
+        .iter()
+        .any(|w| matches!(*w, "--help" | "-?" | "--version" | "-V"))
+    {
+        return;
+    }
+    let drops = match name {
+        "dropdb" | "dropuser" => words.iter().any(|w| !w.starts_with('-')),
+        _ => words.iter().any(|w| w.eq_ignore_ascii_case("drop")),
+    };
+    if drops {
+        az.flag_rule(&rules::DB_ADMIN_DROP);
+    }
 }
 
 /// `mongosh --eval "db.dropDatabase()"` and friends.

@@ -75,7 +75,7 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
 
 /// A string that a shell will run (`sh -c`, `eval`): analysed; flagged when it is built at
 /// run time.
-fn code_string(az: &mut Analyzer, payload: &Arg<'_>) {
+pub(crate) fn code_string(az: &mut Analyzer, payload: &Arg<'_>) {
     if payload.dynamic {
         match payload.taint {
             Some(Source::Remote) => az.flag_rule(&rules::REMOTE_CMDSUB),
@@ -482,6 +482,15 @@ pub(crate) fn program_options(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
                 "xform",
             ],
         ),
+        "zip" => {
+            // `zip -T -TT CMD`: the test command.
+            for pair in args.windows(2) {
+                if pair[0].as_str() == "-TT" {
+                    az.script(pair[1].as_str());
+                }
+            }
+            ("bnxiOt", &["unzip-command", "temp-path", "out"])
+        }
         _ => return,
     };
     let spec = OptSpec {
@@ -505,6 +514,7 @@ pub(crate) fn program_options(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
                 ),
             ) => v,
             ("tar", Item::Long("checkpoint-action", Some(v))) => v.strip_prefix("exec="),
+            ("zip", Item::Long("unzip-command", v)) => v,
             _ => None,
         };
         if let Some(program) = value {

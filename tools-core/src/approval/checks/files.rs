@@ -32,7 +32,15 @@ pub(crate) fn write_target(az: &mut Analyzer, target: &Arg<'_>, via: &str) {
 }
 
 pub(crate) fn write_target_via(az: &mut Analyzer, target: &Arg<'_>, via: Via) {
+    if matches!(via, Via::Delete) && az.is_link(target) {
+        // Removing a link made earlier removes the link, not what it points at.
+        return;
+    }
     let target = &az.resolve(target);
+    if super::net::is_dev_tcp(target.as_str()) {
+        az.flag_rule(&rules::REVERSE_SHELL);
+        return;
+    }
     let class = classify(target.as_str(), target.dynamic);
     let finding = match class {
         PathClass::RawDevice => Finding::new(&rules::WRITE_DEVICE),
@@ -67,6 +75,7 @@ pub(crate) fn write_target_via(az: &mut Analyzer, target: &Arg<'_>, via: Via) {
                 Via::Delete => "delete of project env file",
             },
         ),
+        PathClass::Log => Finding::new(&rules::LOG_WIPE),
         PathClass::Other => return,
     };
     if matches!(via, Via::Delete)
@@ -91,6 +100,12 @@ const RM_SPEC: OptSpec = OptSpec {
 pub(crate) fn rm(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let rest = &args[1..];
     let items = options::parse(rest, &RM_SPEC);
+    if items
+        .iter()
+        .any(|i| matches!(i, Item::Long("help" | "version", _)))
+    {
+        return;
+    }
     let recursive = name == "rm"
         && items
             .iter()
@@ -110,6 +125,10 @@ pub(crate) fn rm(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
 
 /// The hardline part of a recursive delete.
 fn recursive_delete_target(az: &mut Analyzer, target: &Arg<'_>) {
+    if az.is_link(target) {
+        // `rm -r link` removes the link; `rm -r link/` and `link/*` go through it.
+        return;
+    }
     let target = &az.resolve(target);
     let mut class = classify(target.as_str(), target.dynamic);
     if target.dynamic {
@@ -129,6 +148,7 @@ fn recursive_delete_target(az: &mut Analyzer, target: &Arg<'_>) {
             "delete of SSH, shell-rc or credential file",
         )),
         PathClass::SystemFile => az.flag_rule(&rules::RM_SYSTEM_PATH),
+        PathClass::Log => az.flag_rule(&rules::LOG_WIPE),
         _ => {}
     }
 }
@@ -263,6 +283,77 @@ pub(crate) fn world_writable(mode: &str) -> bool {
     })
 }
 
+/// True when `mode` sets the setuid or setgid bit (`4755`, `u+s`, `g=rxs`).
+pub(crate) fn sets_id_bit(mode: &str) -> bool {
+    if !mode.is_empty() && mode.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return mode.len() >= 4 && (mode.as_bytes()[mode.len() - 4] - b'0') & 6 != 0;
+    }
+    mode.split(',').any(|clause| {
+        let ops = clause.trim_start_matches(['u', 'g', 'o', 'a']);
+        let mut adding = false;
+        ops.chars().any(|c| {
+            match c {
+                '+' | '=' => adding = true,
+                '-' => adding = false,
+                _ => {}
+            }
+            adding && c == 's'
+        })
+    })
+}
+
+/// A recursive permission, ownership, ACL or attribute change reaching the root, a system
+/// directory or file, or a home directory.
+pub(crate) fn system_permissions(az: &mut Analyzer, targets: &[&Arg<'_>]) {
+    let hits = targets.iter().any(|t| {
+        let t = az.resolve(t);
+        matches!(
+            classify(t.as_str(), t.dynamic),
+            PathClass::Root
+                | PathClass::SystemDir
+                | PathClass::SystemFile
+                | PathClass::Home
+                | PathClass::Log
+        )
+    });
+    if hits {
+        az.flag_rule(&rules::SYSTEM_PERMISSIONS);
+    }
+}
+
+/// `setfacl -R ...` / `chattr -R ...` on system paths.
+pub(crate) fn acl_or_attributes(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
+    let spec = OptSpec {
+        short_with_value: if name == "setfacl" { "mMxX" } else { "vp" },
+        long_with_value: &[
+            "modify",
+            "modify-file",
+            "remove",
+            "remove-file",
+            "set",
+            "set-file",
+        ],
+        stop_at_operand: false,
+    };
+    let rest = &args[1..];
+    let items = options::parse(rest, &spec);
+    if !items
+        .iter()
+        .any(|i| matches!(i, Item::Short('R', _) | Item::Long("recursive", _)))
+    {
+        return;
+    }
+    let mut ops: Vec<&Arg<'_>> = options::operands(&items).map(|i| &rest[i]).collect();
+    if name == "chattr"
+        && ops
+            .first()
+            .is_some_and(|a| a.as_str().starts_with(['+', '=']))
+    {
+        ops.remove(0); // the attribute change (`+i`)
+    }
+    system_permissions(az, &ops);
+}
+
 fn adds_execute(mode: &str) -> bool {
     if mode.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
         return mode.len() >= 3 && mode.bytes().rev().take(3).any(|b| (b - b'0') & 1 != 0);
@@ -322,6 +413,15 @@ pub(crate) fn chmod(az: &mut Analyzer, args: &[Arg<'_>]) {
         }
     }
     let Some(mode) = mode else { return };
+    if recursive {
+        system_permissions(az, &files);
+    }
+    if sets_id_bit(mode) {
+        az.flag(Finding::with(
+            &rules::SYSTEM_PERMISSIONS,
+            "setuid/setgid bit (chmod)",
+        ));
+    }
     if world_writable(mode) {
         az.flag(Finding::with(
             &rules::WORLD_WRITABLE,
@@ -378,6 +478,11 @@ pub(crate) fn chown(az: &mut Analyzer, args: &[Arg<'_>]) {
     if !recursive {
         return;
     }
+    let targets: Vec<&Arg<'_>> = options::operands(&items)
+        .skip(1)
+        .map(|i| &rest[i])
+        .collect();
+    system_permissions(az, &targets);
     if let Some(owner) = options::first_operand(&items).map(|i| rest[i].as_str())
         && (owner.starts_with("root")
             || owner == "0"
@@ -466,6 +571,9 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
             Item::Short('S', Some(cmd)) if name == "scp" => {
                 az.script(cmd);
             }
+            Item::Short('o', Some(option)) if name == "scp" => {
+                super::super::wrappers::ssh_option(az, option);
+            }
             _ => {}
         }
     }
@@ -482,6 +590,9 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
         ),
         None => (&ops[..], None),
     };
+    if name == "ln" {
+        record_links(az, rest, &items, &ops, target_dir);
+    }
     if let Some(dest) = dest
         && (name != "scp" && name != "rsync" || !dest.as_str().contains(':'))
     {
@@ -501,6 +612,45 @@ pub(crate) fn copy(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
                 _ => write_target_via(az, src, Via::Delete),
             }
         }
+    }
+}
+
+/// `ln [-s] TARGET [LINK]`, `ln TARGET... DIR`, `ln -t DIR TARGET...`: remember where
+/// each link leads, so later paths through it are judged by their real location.
+fn record_links(
+    az: &mut Analyzer,
+    rest: &[Arg<'_>],
+    items: &[Item<'_>],
+    ops: &[usize],
+    target_dir: Option<&str>,
+) {
+    let symbolic = items
+        .iter()
+        .any(|i| matches!(i, Item::Short('s', _) | Item::Long("symbolic", _)));
+    let base = |a: &Arg<'_>| -> String {
+        let t = a.as_str().trim_end_matches('/');
+        t.rsplit('/').next().unwrap_or(t).to_string()
+    };
+    let in_dir =
+        |dir: &str, a: &Arg<'_>| Arg::literal(format!("{}/{}", dir.trim_end_matches('/'), base(a)));
+    match (target_dir, ops) {
+        (Some(dir), _) => {
+            for &i in ops {
+                az.linked(&in_dir(dir, &rest[i]), &rest[i], symbolic);
+            }
+        }
+        (None, [only]) => az.linked(&Arg::literal(base(&rest[*only])), &rest[*only], symbolic),
+        (None, [target, link]) => {
+            let link = rest[*link].clone();
+            az.linked(&link, &rest[*target], symbolic);
+        }
+        (None, [targets @ .., dir]) => {
+            let dir = rest[*dir].as_str().to_string();
+            for &i in targets {
+                az.linked(&in_dir(&dir, &rest[i]), &rest[i], symbolic);
+            }
+        }
+        (None, []) => {}
     }
 }
 
@@ -527,6 +677,28 @@ pub(crate) fn sed(az: &mut Analyzer, args: &[Arg<'_>]) {
     let in_place = items
         .iter()
         .any(|i| matches!(i, Item::Short('i', _) | Item::Long("in-place", _)));
+    let scripts: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Short('e', v) | Item::Long("expression", v) => *v,
+            _ => None,
+        })
+        .chain(
+            options::first_operand(&items)
+                .filter(|_| {
+                    !items.iter().any(|i| {
+                        matches!(
+                            i,
+                            Item::Short('e' | 'f', _) | Item::Long("expression" | "file", _)
+                        )
+                    })
+                })
+                .map(|i| rest[i].as_str()),
+        )
+        .collect();
+    for script in scripts {
+        sed_script(az, script);
+    }
     if !in_place {
         return;
     }
@@ -542,6 +714,41 @@ pub(crate) fn sed(az: &mut Analyzer, args: &[Arg<'_>]) {
     }
     for i in ops {
         write_target_via(az, &rest[i], Via::Edit);
+    }
+}
+
+/// GNU sed commands that run programs or write files: `e CMD`, `s/a/b/e`, `w FILE`,
+/// `s/a/b/w FILE`.
+fn sed_script(az: &mut Analyzer, script: &str) {
+    for command in script.split([';', '\n']) {
+        let c = command.trim_start_matches(|ch: char| {
+            ch.is_ascii_digit() || matches!(ch, ',' | '$' | ' ' | '!' | '{' | '}')
+        });
+        if let Some(cmd) = c.strip_prefix("e ") {
+            az.script(cmd);
+        } else if c == "e" {
+            az.flag(Finding::with(
+                &rules::INLINE_CODE,
+                "sed runs its input as commands (e)",
+            ));
+        } else if let Some(file) = c.strip_prefix("w ").or_else(|| c.strip_prefix("W ")) {
+            write_target_via(az, &Arg::literal(file.trim().to_string()), Via::Redirect);
+        } else if c.starts_with('s') && c.len() > 2 {
+            let delim = c[1..].chars().next().unwrap_or('/');
+            let parts: Vec<&str> = c[1 + delim.len_utf8()..].splitn(3, delim).collect();
+            if let Some(flags) = parts.get(2) {
+                let flag_part: String = flags.chars().take_while(|ch| *ch != 'w').collect();
+                if flag_part.contains('e') {
+                    az.flag(Finding::with(
+                        &rules::INLINE_CODE,
+                        "sed runs the substitution result as a command (s///e)",
+                    ));
+                }
+                if let Some((_, file)) = flags.split_once('w') {
+                    write_target_via(az, &Arg::literal(file.trim().to_string()), Via::Redirect);
+                }
+            }
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use super::super::analyze::Analyzer;
 use super::super::model::Arg;
 use super::super::options::{self, Item, OptSpec};
 use super::super::rules;
+use super::super::wrappers::join;
 
 /// Global options that take a separate value.
 const GLOBAL_WITH_VALUE: &[&str] = &[
@@ -117,6 +118,57 @@ pub(crate) fn git(az: &mut Analyzer, args: &[Arg<'_>]) {
         "update-ref" if rest.iter().any(|a| a.as_str() == "-d") => {
             az.flag_rule(&rules::GIT_HISTORY)
         }
+        "rm" => {
+            let items = options::parse(rest, &SPEC_NONE);
+            let recursive = items.iter().any(|i| matches!(i, Item::Short('r', _)));
+            let cached = items.iter().any(|i| matches!(i, Item::Long("cached", _)));
+            let dry = items
+                .iter()
+                .any(|i| matches!(i, Item::Short('n', _) | Item::Long("dry-run", _)));
+            let broad = options::operands(&items)
+                .any(|i| matches!(rest[i].as_str(), "." | "./" | "*" | ":/" | "/" | "-r" | ":"));
+            if recursive && broad && !cached && !dry {
+                az.flag_rule(&rules::GIT_WORKTREE);
+            }
+        }
+        "read-tree" if rest.iter().any(|a| a.as_str() == "--reset") => {
+            az.flag_rule(&rules::GIT_WORKTREE)
+        }
+        "worktree"
+            if rest.first().is_some_and(|a| a.as_str() == "remove")
+                && rest.iter().any(|a| matches!(a.as_str(), "-f" | "--force")) =>
+        {
+            az.flag_rule(&rules::GIT_WORKTREE)
+        }
+        "config" => config_command(az, rest),
+        "submodule" => {
+            // `git submodule [--quiet] foreach [--recursive] CMD`: CMD is shell code.
+            if let Some(pos) = rest.iter().position(|a| a.as_str() == "foreach") {
+                let cmd: Vec<Arg<'_>> = rest[pos + 1..]
+                    .iter()
+                    .skip_while(|a| a.as_str().starts_with("--"))
+                    .cloned()
+                    .collect();
+                if !cmd.is_empty() {
+                    az.script(&join(&cmd));
+                }
+            }
+        }
+        "rebase" => {
+            let mut prev = "";
+            for a in rest {
+                let w = a.as_str();
+                if matches!(prev, "-x" | "--exec") {
+                    az.script(w);
+                } else if let Some(cmd) = w.strip_prefix("--exec=") {
+                    az.script(cmd);
+                }
+                prev = w;
+            }
+        }
+        "bisect" if rest.first().is_some_and(|a| a.as_str() == "run") && rest.len() > 1 => {
+            super::run(az, &rest[1..], &super::super::model::Source::Plain);
+        }
         _ => {}
     }
 }
@@ -133,8 +185,28 @@ const SPEC_RESTORE: OptSpec = OptSpec {
     stop_at_operand: false,
 };
 
+/// `git config [--global|--local|...] KEY VALUE`: a setting that runs a program is judged
+/// like `git -c KEY=VALUE` (it will run on a later git command).
+fn config_command(az: &mut Analyzer, rest: &[Arg<'_>]) {
+    let spec = OptSpec {
+        short_with_value: "f",
+        long_with_value: &["file", "blob", "type", "default", "comment", "value"],
+        stop_at_operand: false,
+    };
+    let items = options::parse(rest, &spec);
+    let ops: Vec<usize> = options::operands(&items).collect();
+    let (key, value) = match ops.as_slice() {
+        // `git config set KEY VALUE` (git ≥ 2.46) or `git config KEY VALUE`.
+        [verb, k, v, ..] if rest[*verb].as_str() == "set" => (*k, *v),
+        [k, v, ..] => (*k, *v),
+        _ => return,
+    };
+    let setting = format!("{}={}", rest[key].as_str(), rest[value].as_str());
+    config_setting(az, &setting);
+}
+
 /// `-c alias.x='!cmd'`, `-c core.pager=cmd`, `-c core.sshCommand=cmd` run programs.
-fn config_setting(az: &mut Analyzer, setting: &str) {
+pub(crate) fn config_setting(az: &mut Analyzer, setting: &str) {
     let Some((key, value)) = setting.split_once('=') else {
         return;
     };
@@ -153,7 +225,24 @@ fn config_setting(az: &mut Analyzer, setting: &str) {
             | "diff.external"
             | "core.askpass"
             | "credential.helper"
+            | "core.hookspath"
+            | "core.gitproxy"
+            | "gpg.program"
+            | "gpg.ssh.program"
+            | "gpg.x509.program"
+            | "diff.tool"
+            | "merge.tool"
+            | "web.browser"
+            | "sendemail.sendmailcmd"
+            | "uploadpack.packobjectshook"
     ) || key.starts_with("pager.")
+        || (key.starts_with("filter.")
+            && (key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process")))
+        || (key.starts_with("diff.") && (key.ends_with(".command") || key.ends_with(".textconv")))
+        || (key.starts_with("merge.") && key.ends_with(".driver"))
+        || (key.starts_with("difftool.") && key.ends_with(".cmd"))
+        || (key.starts_with("mergetool.") && key.ends_with(".cmd"))
+        || (key.starts_with("credential.") && key.ends_with(".helper"))
     {
         az.script(value.strip_prefix('!').unwrap_or(value));
     }

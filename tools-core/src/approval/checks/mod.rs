@@ -6,14 +6,18 @@
 //! A command name that is computed at run time (`$cmd -rf /`) or a glob (`/bin/r?`) is
 //! checked as every known command it could be, and the findings of all of them count.
 
+pub(crate) mod cloud;
 pub(crate) mod code;
 pub(crate) mod data;
 pub(crate) mod disks;
+pub(crate) mod editors;
 pub(crate) mod exec;
 pub(crate) mod fetch;
 pub(crate) mod files;
 pub(crate) mod git;
 pub(crate) mod infra;
+pub(crate) mod launch;
+pub(crate) mod net;
 pub(crate) mod system;
 
 use super::analyze::Analyzer;
@@ -203,12 +207,44 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "powershell" | "pwsh" => exec::powershell(az, args),
         n if code::interpreter(n).is_some() => code::inline_code(az, n, args, stdin),
         "alias" => exec::alias(az, args),
-        "rg" | "sort" | "man" | "ag" | "tar" => exec::program_options(az, name, args),
+        "rg" | "sort" | "man" | "ag" | "tar" | "zip" => {
+            exec::program_options(az, name, args);
+            files::read(az, args);
+        }
         "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "lwp-request" | "nc"
-        | "ncat" | "netcat" | "socat" => {
+        | "ncat" | "netcat" | "socat" | "telnet" | "nc.traditional" | "nc.openbsd" | "wget2" => {
             files::upload(az, name, args);
             fetch::record(az, name, args);
+            net::client(az, name, args);
             return Source::Remote;
+        }
+        // --- programs that run commands given as text --------------------------------------
+        "at" | "batch" => launch::at(az, args, stdin),
+        "trap" => launch::trap(az, args),
+        "tmux" => launch::tmux(az, args),
+        "screen" => launch::screen(az, args, stdin),
+        "parallel" => launch::parallel(az, args, stdin),
+        "make" | "gmake" => launch::make(az, args, stdin),
+        n if editors::is_vi(n) => editors::vi(az, n, args, stdin),
+        "gdb" | "lldb" | "cgdb" => editors::debugger(az, name, args, stdin),
+        // --- network, mounts, kernel security ----------------------------------------------
+        "ip" => {
+            let ran = launch::ip_netns_exec(az, args, stdin);
+            if !ran {
+                net::network(az, name, args);
+            }
+        }
+        "ifconfig" | "ifdown" | "nmcli" | "route" => net::network(az, name, args),
+        "mount" | "umount" => net::mount(az, name, args),
+        "setenforce" | "sysctl" | "aa-teardown" | "aa-disable" | "aa-complain"
+        | "apparmor_parser" => net::security(az, name, args),
+        "setfacl" | "chattr" => files::acl_or_attributes(az, name, args),
+        "gzip" | "bzip2" | "xz" | "zstd" | "7z" | "7za" | "gpg" | "rar" | "lz4" => {
+            files::read(az, args)
+        }
+        // --- cloud --------------------------------------------------------------------------
+        "aws" | "gcloud" | "az" | "gsutil" | "s3cmd" | "rclone" | "doctl" | "hcloud" => {
+            cloud::cli(az, name, args)
         }
         "echo" | "printf" => return exec::echo(args),
         "base32" | "basenc" | "rev" | "tr" | "openssl" | "gunzip" | "zcat" | "bzcat" | "xzcat"
@@ -258,6 +294,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         // --- data stores ----------------------------------------------------------------------
         n if data::is_sql_client(n) => data::sql(az, args, stdin),
         "redis-cli" | "valkey-cli" | "keydb-cli" => data::redis(az, args, stdin),
+        "dropdb" | "dropuser" | "mysqladmin" | "mariadb-admin" => data::admin_drop(az, name, args),
         "mongo" | "mongosh" => data::mongo(az, args, stdin),
         _ => {}
     }

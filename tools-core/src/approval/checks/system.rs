@@ -297,11 +297,19 @@ pub(crate) fn loginctl(az: &mut Analyzer, args: &[Arg<'_>]) {
 pub(crate) fn firewall(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let words: Vec<&str> = args[1..].iter().map(|a| a.as_str()).collect();
     let flagged = match name {
-        "nft" => words.windows(2).any(|w| {
-            (w[0] == "flush" && matches!(w[1], "ruleset" | "table" | "chain"))
-                || (w[0] == "delete" && matches!(w[1], "table" | "chain"))
-        }),
-        "ufw" => words.iter().any(|w| matches!(*w, "disable" | "reset")),
+        "nft" => {
+            words.windows(2).any(|w| {
+                (w[0] == "flush" && matches!(w[1], "ruleset" | "table" | "chain"))
+                    || (w[0] == "delete" && matches!(w[1], "table" | "chain"))
+                    || (w[0] == "policy" && w[1].trim_end_matches([';', '}']) == "drop")
+            }) || words.iter().any(|w| w.contains("policy drop"))
+        }
+        "ufw" => {
+            words.iter().any(|w| matches!(*w, "disable" | "reset"))
+                || words
+                    .windows(2)
+                    .any(|w| w[0] == "default" && matches!(w[1], "deny" | "reject"))
+        }
         "pfctl" => words.iter().any(|w| w.starts_with("-F") || *w == "-d"),
         "firewall-cmd" => words
             .iter()
@@ -311,7 +319,10 @@ pub(crate) fn firewall(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
                 .iter()
                 .any(|w| matches!(*w, "-F" | "--flush" | "-X" | "--delete-chain"))
                 || words.windows(3).any(|w| {
-                    matches!(w[0], "-P" | "--policy") && w[2].eq_ignore_ascii_case("ACCEPT")
+                    matches!(w[0], "-P" | "--policy")
+                        && ["ACCEPT", "DROP", "REJECT"]
+                            .iter()
+                            .any(|p| w[2].eq_ignore_ascii_case(p))
                 })
         }
     };

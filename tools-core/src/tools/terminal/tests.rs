@@ -355,9 +355,13 @@ impl ApprovalGate for RecordingGate {
                 note: Some(
                     "Command required approval (hard reset) and was approved by the user.".into(),
                 ),
+                human: true,
             }
         } else {
-            GateDecision::Approved { note: None }
+            GateDecision::Approved {
+                note: None,
+                human: false,
+            }
         }
     }
 }

@@ -1,0 +1,245 @@
+//! Starting one plugin process and reading its frames: what runs ([`Launch`]: the
+//! native `toolhost plugin-host`, or a program that speaks the protocol itself, such as
+//! the Python plugin host), the limits applied before it runs any plugin code, and the
+//! channel ([`Conn`]) with deadline- and cancellation-aware reads.
+//!
+//! Every child gets, between `fork` and `exec`: the parent-death signal (it never
+//! outlives the host), the address-space cap (`RLIMIT_AS`) and, when configured, the
+//! Landlock/seccomp floor of the local terminal backend (see
+//! `tools_core::environments::confine`). The native plugin host sets its own limit
+//! again after moving its channel, which is harmless.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use tools_core::environments::confine;
+
+use super::exit::describe;
+use super::plugin::ProcessLimits;
+use super::protocol::{ChildFrame, FrameError, split_frame};
+use crate::plugins::loader::LoadError;
+
+/// What a plugin process runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Launch {
+    /// `toolhost plugin-host`, loading a native library with the host's loader.
+    Native {
+        /// The library (already checked).
+        library: PathBuf,
+        /// The host information handed to `register` (JSON).
+        host_info: String,
+    },
+    /// A program that speaks the framed protocol on its stdin/stdout.
+    Program {
+        /// The executable.
+        program: PathBuf,
+        /// Its arguments.
+        args: Vec<OsString>,
+        /// Variables added to its environment.
+        env: Vec<(OsString, OsString)>,
+    },
+}
+
+impl Launch {
+    fn command(&self, name: &str, limits: &ProcessLimits) -> Command {
+        match self {
+            Launch::Native { library, host_info } => {
+                let mut cmd = Command::new(super::host_binary());
+                cmd.arg("plugin-host")
+                    .arg("--name")
+                    .arg(name)
+                    .arg("--memory-limit")
+                    .arg(limits.memory_bytes.to_string())
+                    .arg("--host-info")
+                    .arg(host_info)
+                    .arg(library);
+                cmd
+            }
+            Launch::Program { program, args, env } => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                cmd
+            }
+        }
+    }
+
+    /// The program started, for messages.
+    pub fn program(&self) -> PathBuf {
+        match self {
+            Launch::Native { .. } => super::host_binary(),
+            Launch::Program { program, .. } => program.clone(),
+        }
+    }
+}
+
+/// Why reading a frame stopped.
+#[derive(Debug)]
+pub enum ReadFail {
+    /// The deadline passed.
+    Deadline,
+    /// The caller cancelled.
+    Cancelled,
+    /// The channel broke or carried garbage.
+    Broken(FrameError),
+}
+
+/// How often a read with a cancellation check looks at it.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// A running child and its channel.
+pub struct Conn {
+    pub(super) child: Child,
+    pub(super) stdin: ChildStdin,
+    stdout: ChildStdout,
+    buf: Vec<u8>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Already gone is fine: the point is that no child outlives its handle.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Death signal and address-space cap, in the child before `exec`.
+fn child_limits(memory_bytes: u64) -> std::io::Result<()> {
+    // SAFETY: prctl with integer arguments only; async-signal-safe.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if memory_bytes > 0 {
+        let limit = libc::rlimit {
+            rlim_cur: memory_bytes,
+            rlim_max: memory_bytes,
+        };
+        // SAFETY: setrlimit reads the struct on this stack frame; async-signal-safe.
+        if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+impl Conn {
+    /// Start `launch` for plugin `name` under `limits`.
+    pub fn spawn(launch: &Launch, name: &str, limits: &ProcessLimits) -> Result<Conn, LoadError> {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = launch.command(name, limits);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let memory = limits.memory_bytes;
+        // SAFETY: the closure runs between fork and exec and only makes system calls
+        // (prctl, setrlimit) on values copied before the fork; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || child_limits(memory));
+        }
+        confine::attach(&mut cmd, limits.confinement.clone());
+        let mut child = cmd.spawn().map_err(|e| {
+            LoadError::Process(format!("cannot start {}: {e}", launch.program().display()))
+        })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(LoadError::Process("the child has no pipes".into()));
+        };
+        Ok(Conn {
+            child,
+            stdin,
+            stdout,
+            buf: Vec::new(),
+        })
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Read one frame, giving up at `deadline` or when `cancelled` says so.
+    pub fn read_frame(
+        &mut self,
+        deadline: Option<Instant>,
+        cancelled: Option<&dyn Fn() -> bool>,
+    ) -> Result<ChildFrame, ReadFail> {
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            match split_frame(&self.buf) {
+                Ok(Some((body, used))) => {
+                    let frame = serde_json::from_slice(body)
+                        .map_err(|e| ReadFail::Broken(FrameError::Json(e)));
+                    self.buf.drain(..used);
+                    return frame;
+                }
+                Ok(None) => {}
+                Err(e) => return Err(ReadFail::Broken(e)),
+            }
+            if cancelled.is_some_and(|c| c()) {
+                return Err(ReadFail::Cancelled);
+            }
+            let mut wait = match deadline {
+                None => None,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(ReadFail::Deadline);
+                    }
+                    Some(left)
+                }
+            };
+            if cancelled.is_some() {
+                wait = Some(wait.map_or(CANCEL_POLL, |w| w.min(CANCEL_POLL)));
+            }
+            let timeout = wait.map(|w| Timespec {
+                tv_sec: w.as_secs().try_into().unwrap_or(i64::MAX),
+                tv_nsec: w.subsec_nanos().into(),
+            });
+            let mut fds = [PollFd::new(&self.stdout, PollFlags::IN)];
+            match rustix::event::poll(&mut fds, timeout.as_ref()) {
+                Ok(0) => continue,
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(ReadFail::Broken(FrameError::Io(e.into()))),
+            }
+            match self.stdout.read(&mut chunk) {
+                Ok(0) => return Err(ReadFail::Broken(FrameError::Closed)),
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ReadFail::Broken(FrameError::Io(e))),
+            }
+        }
+    }
+
+    /// True when the child has exited (without reaping it for good).
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Kill the child (if still running) and say how it ended.
+    pub fn end(mut self) -> String {
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => Ok(status),
+            _ => {
+                // It may be exiting right now: give it a moment to report its own end
+                // before it is killed.
+                std::thread::sleep(Duration::from_millis(20));
+                match self.child.try_wait() {
+                    Ok(Some(status)) => Ok(status),
+                    _ => {
+                        let _ = self.child.kill();
+                        self.child.wait()
+                    }
+                }
+            }
+        };
+        match status {
+            Ok(status) => describe(status),
+            Err(e) => format!("could not be waited for ({e})"),
+        }
+    }
+}
