@@ -335,10 +335,12 @@ mod tests {
             ("TAVILY_API_KEY", "tv"),
             ("FIRECRAWL_API_URL", "http://fc:3002/"),
         ]);
-        let cases: [(
-            Option<&str>,
-            Result<Option<(&str, &str, &str)>, ExtractApiError>,
-        ); 6] = [
+        /// (configured backend, expected (provider, key, endpoint) or error).
+        type Case<'a> = (
+            Option<&'a str>,
+            Result<Option<(&'a str, &'a str, &'a str)>, ExtractApiError>,
+        );
+        let cases: [Case; 6] = [
             (None, Ok(None)),
             (Some("local"), Ok(None)),
             (

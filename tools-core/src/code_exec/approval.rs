@@ -44,7 +44,7 @@ pub fn check_script(
         host_access,
     });
     match decision {
-        GateDecision::Approved { note } => Ok(note),
+        GateDecision::Approved { note, .. } => Ok(note),
         GateDecision::Blocked { message, .. } => Err(message),
     }
 }

@@ -48,6 +48,7 @@ fn request(command: &str, timeout: Duration) -> ExecRequest {
         cancel: None,
         max_output: 50_000,
         spill: None,
+        approved: false,
     }
 }
 
@@ -165,7 +166,7 @@ fn timeout_kills_the_tree_only(make: &dyn Fn(&std::path::Path, bool) -> TaskEnvi
     let tag = 900_000 + std::process::id() % 99_991;
     // A background process of the same task must survive the foreground timeout.
     let (mut bystander, _) = env
-        .spawn_background(&format!("sleep {tag}1"), None, false)
+        .spawn_background(&format!("sleep {tag}1"), None, false, false)
         .unwrap();
     assert_eq!(run(&env, "export KEEP_ME=kept").exit_code, 0);
     let bystander_runs = || running(&format!("sleep {tag}1")) >= 1;

@@ -275,7 +275,8 @@ impl TaskEnvironment {
     }
 
     /// Run `request` in the persistent shell; `None` when it cannot (disabled, busy
-    /// with another call, not supported, or the command never started there).
+    /// with another call, not supported, approved by a human, or the command never
+    /// started there).
     fn execute_persistent(
         &self,
         request: &ExecRequest,
@@ -283,6 +284,11 @@ impl TaskEnvironment {
         capture: &mut OutputCapture,
     ) -> Option<Ending> {
         if !self.persistent.load(Ordering::SeqCst) || !self.snapshot_ready.load(Ordering::SeqCst) {
+            return None;
+        }
+        // The persistent shell runs under the floor of an unapproved command; a command
+        // a human approved gets the narrower floor only in a shell of its own.
+        if request.approved {
             return None;
         }
         let mut slot = match self.shell.try_lock() {
