@@ -504,7 +504,9 @@ fn ctrl_c_cancels_a_call_and_kills_its_command() {
     use std::time::{Duration, Instant};
 
     let home = TestHome::new();
-    let pid_file = home.path().join("command.pid");
+    // Not in toolhost's home: the kernel floor keeps that read-only for the command.
+    let scratch = tempfile::tempdir().unwrap();
+    let pid_file = scratch.path().join("command.pid");
     let command = format!("sh -c 'echo $$ > {}; exec sleep 60'", pid_file.display());
     let args = json!({ "command": command }).to_string();
     let child = home

@@ -186,14 +186,17 @@ fn common_behaviour(rig: &Rig, backend: BackendKind, tag: u32) {
     assert!(seen.iter().all(|c| c.env_type == backend.name()));
     let host_access = seen.iter().all(|c| c.host_access);
     drop(seen);
-    dangerous_command_policy(rig, &tag, host_access);
+    dangerous_command_policy(rig, "/tmp", &tag, host_access);
 }
 
 /// A flagged (not hardline) command: with host access and nobody to approve it, it is
-/// stopped and the model is told why; in an isolated environment it runs.
-fn dangerous_command_policy(rig: &Rig, tag: &str, host_access: bool) {
+/// stopped and the model is told why; in an isolated environment it runs. The probe
+/// file goes in `dir`, which must be writable to an unapproved command (on the local
+/// backend the kernel floor lets such commands create files only in directories that
+/// existed when the environment started, not directly in a parent of toolhost's home).
+fn dangerous_command_policy(rig: &Rig, dir: &str, tag: &str, host_access: bool) {
     let task = "main";
-    let file = format!("/tmp/th-approval-{tag}");
+    let file = format!("{dir}/th-approval-{tag}");
     rig.out(
         task,
         &format!("rm -f {file}; touch {file}; chmod 600 {file}"),
@@ -225,7 +228,8 @@ fn local_backend_approval() {
     let rig = Rig::new(settings);
     let r = rig.run("main", HARDLINE_PROBE);
     assert_eq!(r["status"], "blocked", "{r}");
-    dangerous_command_policy(&rig, &std::process::id().to_string(), true);
+    let dir = workdir.path().display().to_string();
+    dangerous_command_policy(&rig, &dir, &std::process::id().to_string(), true);
     assert!(rig.gate.seen.lock().unwrap().iter().all(|c| c.host_access));
 }
 

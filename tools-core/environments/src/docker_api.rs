@@ -466,4 +466,88 @@ mod tests {
             "%7B%22label%22%3A%5B%22x%3D1%22%5D%7D"
         );
     }
+
+    /// Read `reader` to the end through buffers of the given sizes (cycled), as a
+    /// caller with small or odd-sized buffers would; an error ends the read.
+    fn read_in_pieces(mut reader: impl Read, sizes: &[usize]) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        for size in sizes.iter().cycle() {
+            let mut buf = vec![0u8; *size];
+            let n = reader.read(&mut buf)?;
+            if n == 0 {
+                return Ok(out);
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        Ok(out)
+    }
+
+    /// `body` in chunked encoding, cut where `cuts` say, each size line optionally
+    /// carrying an extension.
+    fn chunked(body: &[u8], cuts: &[usize], extension: bool) -> Vec<u8> {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+        points.extend([0, body.len()]);
+        points.sort_unstable();
+        points.dedup();
+        let mut raw = Vec::new();
+        for pair in points.windows(2) {
+            let chunk = &body[pair[0]..pair[1]];
+            let ext = if extension { ";name=value" } else { "" };
+            raw.extend_from_slice(format!("{:x}{ext}\r\n", chunk.len()).as_bytes());
+            raw.extend_from_slice(chunk);
+            raw.extend_from_slice(b"\r\n");
+        }
+        raw.extend_from_slice(b"0\r\n\r\n");
+        raw
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn chunked_bodies_come_back_whole(
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2000),
+            cuts in proptest::collection::vec(0usize..4000, 0..12),
+            extension in proptest::prelude::any::<bool>(),
+            sizes in proptest::collection::vec(1usize..64, 1..5),
+        ) {
+            let raw = chunked(&body, &cuts, extension);
+            let reader = Chunked { inner: BufReader::new(&raw[..]), remaining: 0, done: false };
+            proptest::prop_assert_eq!(read_in_pieces(reader, &sizes).unwrap(), body);
+        }
+
+        #[test]
+        fn any_bytes_as_a_chunked_body_never_panic(
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            sizes in proptest::collection::vec(1usize..64, 1..5),
+        ) {
+            let reader = Chunked { inner: BufReader::new(&raw[..]), remaining: 0, done: false };
+            let _ = read_in_pieces(reader, &sizes);
+        }
+
+        #[test]
+        fn demultiplexed_frames_come_back_in_order(
+            frames in proptest::collection::vec(
+                (1u8..=2, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)),
+                0..8,
+            ),
+            sizes in proptest::collection::vec(1usize..64, 1..5),
+        ) {
+            let mut raw = Vec::new();
+            let mut expected = Vec::new();
+            for (kind, payload) in &frames {
+                raw.extend_from_slice(&[*kind, 0, 0, 0]);
+                raw.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+                raw.extend_from_slice(payload);
+                expected.extend_from_slice(payload);
+            }
+            proptest::prop_assert_eq!(read_in_pieces(Demux::new(&raw[..]), &sizes).unwrap(), expected);
+        }
+
+        #[test]
+        fn any_bytes_as_a_multiplexed_stream_never_panic(
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            sizes in proptest::collection::vec(1usize..64, 1..5),
+        ) {
+            let _ = read_in_pieces(Demux::new(&raw[..]), &sizes);
+        }
+    }
 }
