@@ -515,10 +515,12 @@ mod tests {
             ..SpawnRequest::default()
         });
         let mut child = LocalChild::spawn_in(spec, Some(Scope::marked_only())).unwrap();
-        started(&needle);
+        // The script prints "started" only once it saw both daemons run (the runner may
+        // end them as soon as it exits, before this thread could look).
         let mut capture = OutputCapture::unbounded();
         let ending = wait_for(&mut child, &mut capture, Duration::from_secs(20), None);
         assert_eq!(ending, Ending::Exited(0));
+        assert!(String::from_utf8_lossy(&capture.into_bytes()).contains("started"));
         drop(child);
         assert_eq!(left_running(&needle), Vec::<String>::new());
     }
@@ -539,10 +541,11 @@ mod tests {
             "{prefix}setsid env -i sleep $N > /dev/null 2>&1 & (setsid env -i sleep $N > /dev/null 2>&1 &); {}echo started",
             await_daemons(2)
         ));
-        started(&needle);
+        // "started" is printed only once both daemons were seen running.
         let mut capture = OutputCapture::unbounded();
         let ending = wait_for(&mut child, &mut capture, Duration::from_secs(20), None);
         assert_eq!(ending, Ending::Exited(0));
+        assert!(String::from_utf8_lossy(&capture.into_bytes()).contains("started"));
         // Ended by the runner when the command exited, before the scope's end.
         assert_eq!(left_running(&needle), Vec::<String>::new());
         drop(child);
