@@ -28,6 +28,7 @@ pub mod files;
 pub mod handler;
 pub mod home;
 pub mod hooks;
+pub mod host_slot;
 pub mod panic_safe;
 pub mod prompter;
 pub mod registry;

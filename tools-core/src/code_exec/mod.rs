@@ -19,8 +19,6 @@ pub mod run;
 pub mod settings;
 pub mod stubs;
 
-use std::sync::{Arc, RwLock};
-
 use crate::context::ToolContext;
 
 pub use settings::CodeExecutionSettings;
@@ -35,40 +33,7 @@ pub trait ToolCaller: Send + Sync {
 
 /// Where the host puts its [`ToolCaller`]; cleared on shutdown (the caller holds the
 /// registry, which holds the tool that holds this slot).
-#[derive(Default)]
-pub struct ToolCallerSlot(RwLock<Option<Arc<dyn ToolCaller>>>);
-
-impl std::fmt::Debug for ToolCallerSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ToolCallerSlot")
-    }
-}
-
-impl ToolCallerSlot {
-    /// Install the caller.
-    pub fn set(&self, caller: Arc<dyn ToolCaller>) {
-        match self.0.write() {
-            Ok(mut slot) => *slot = Some(caller),
-            Err(poisoned) => *poisoned.into_inner() = Some(caller),
-        }
-    }
-
-    /// The installed caller, if any.
-    pub fn get(&self) -> Option<Arc<dyn ToolCaller>> {
-        match self.0.read() {
-            Ok(slot) => slot.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// Remove the caller.
-    pub fn clear(&self) {
-        match self.0.write() {
-            Ok(mut slot) => *slot = None,
-            Err(poisoned) => *poisoned.into_inner() = None,
-        }
-    }
-}
+pub type ToolCallerSlot = crate::host_slot::HostSlot<dyn ToolCaller>;
 
 #[cfg(test)]
 mod tests;

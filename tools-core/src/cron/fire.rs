@@ -9,7 +9,7 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -41,40 +41,7 @@ pub trait CronExecutor: Send + Sync {
 }
 
 /// Where the host puts its [`CronExecutor`]; cleared on shutdown (it holds the host).
-#[derive(Default)]
-pub struct CronExecutorSlot(RwLock<Option<Arc<dyn CronExecutor>>>);
-
-impl std::fmt::Debug for CronExecutorSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CronExecutorSlot")
-    }
-}
-
-impl CronExecutorSlot {
-    /// Install the executor.
-    pub fn set(&self, executor: Arc<dyn CronExecutor>) {
-        match self.0.write() {
-            Ok(mut slot) => *slot = Some(executor),
-            Err(poisoned) => *poisoned.into_inner() = Some(executor),
-        }
-    }
-
-    /// The installed executor.
-    pub fn get(&self) -> Option<Arc<dyn CronExecutor>> {
-        match self.0.read() {
-            Ok(slot) => slot.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// Remove it.
-    pub fn clear(&self) {
-        match self.0.write() {
-            Ok(mut slot) => *slot = None,
-            Err(poisoned) => *poisoned.into_inner() = None,
-        }
-    }
-}
+pub type CronExecutorSlot = crate::host_slot::HostSlot<dyn CronExecutor>;
 
 /// Everything a run needs.
 pub struct Firing<'a> {
