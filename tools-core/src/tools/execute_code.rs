@@ -25,6 +25,7 @@ use crate::environments::BackendKind;
 use crate::error::RegisterError;
 use crate::result::tool_error;
 use crate::services::CoreServices;
+use crate::tools::args;
 use crate::tools::terminal::host_access;
 
 fn description(tools: &[String]) -> String {
@@ -74,8 +75,10 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// The `execute_code` tool's arguments.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct ExecuteCodeArgs {
+    /// The Python script (blank: "No code provided.").
     #[serde(default)]
     code: String,
 }
@@ -112,10 +115,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
             SchemaPatch::Keep
         })
         .sync_handler(move |args, ctx| {
-            let args: Args = match serde_json::from_value(args) {
-                Ok(a) => a,
-                Err(e) => return Ok(tool_error(format!("Invalid arguments: {e}"))),
-            };
+            let args: ExecuteCodeArgs = args::parse(args)?;
             if args.code.trim().is_empty() {
                 return Ok(tool_error("No code provided."));
             }
