@@ -19,4 +19,4 @@ pub mod validation;
 
 pub use app::{StartOptions, Toolhost};
 pub use batch::{ToolCall, ToolMessage, dispatch_batch};
-pub use dispatch::{CallOutcome, Dispatcher};
+pub use dispatch::Dispatcher;
