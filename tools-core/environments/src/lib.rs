@@ -10,7 +10,8 @@
 //! A backend only knows how to *start a shell script* and hand back a
 //! [`RunningCommand`] (output stream, stdin, exit status, kill of the whole process
 //! group — locally or inside the remote), and, where it can, a long-lived shell
-//! ([`shell_connection`]) that [`persistent`] runs foreground commands in. Everything shell-level — the session snapshot
+//! ([`shell_connection`]; [`remote_shell`] for docker and ssh) that [`persistent`] runs
+//! foreground commands in. Everything shell-level — the session snapshot
 //! that makes exported variables persist, the working-directory marker, timeouts,
 //! bounded capture with spill-to-file — is shared and lives in [`session`]
 //! ([`TaskEnvironment`]). The [`manager`] caches one [`TaskEnvironment`] per task id,
@@ -32,7 +33,9 @@ pub mod containment;
 pub mod daytona;
 pub mod docker;
 mod docker_api;
+mod docker_attach;
 mod docker_init;
+mod docker_shell;
 pub mod env_filter;
 mod exec;
 pub mod fs_ops;
@@ -45,6 +48,12 @@ pub mod persistent_script;
 #[cfg(test)]
 mod persistent_tests;
 pub mod processes;
+#[cfg(test)]
+mod remote_persistent_tests;
+pub mod remote_script;
+pub mod remote_shell;
+#[cfg(test)]
+mod remote_shell_tests;
 pub mod sandbox;
 mod sdk_helper;
 pub mod session;
@@ -54,6 +63,7 @@ pub mod shell_connection;
 pub mod singularity;
 mod spawn_thread;
 pub mod ssh;
+mod ssh_shell;
 #[cfg(target_os = "linux")]
 mod subreaper;
 
