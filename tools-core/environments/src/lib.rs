@@ -291,8 +291,11 @@ pub trait Environment: Send + Sync {
     fn kind(&self) -> BackendKind;
 
     /// True when commands can touch the host (the full approval gate applies); false for
-    /// isolated backends, where only the hardline floor does.
-    fn host_access(&self) -> bool;
+    /// isolated backends, where only the hardline floor does. Defaults to true: a
+    /// backend that does not say it is isolated gets the full gate.
+    fn host_access(&self) -> bool {
+        true
+    }
 
     /// Working directory new sessions start in.
     fn default_cwd(&self) -> String;
@@ -302,8 +305,11 @@ pub trait Environment: Send + Sync {
         "/tmp".into()
     }
 
-    /// The shell scripts run with (`bash`, or `sh` where bash is missing).
-    fn shell(&self) -> &str;
+    /// The shell scripts run with (`bash`, or `sh` where bash is missing); `sh` unless
+    /// the backend found bash.
+    fn shell(&self) -> &str {
+        "sh"
+    }
 
     /// Whether [`SpawnRequest::pty`] is honoured.
     fn supports_pty(&self) -> bool {
@@ -365,8 +371,11 @@ pub trait Environment: Send + Sync {
         }
     }
 
-    /// Release the backend's resources (container, connection, instance). Called once.
-    fn cleanup(&self) -> Result<(), EnvError>;
+    /// Release the backend's resources (container, connection, instance). Called once;
+    /// nothing to do by default (what the backend owns goes when it is dropped).
+    fn cleanup(&self) -> Result<(), EnvError> {
+        Ok(())
+    }
 }
 
 /// The shell's error text, or the exit code when it printed nothing.

@@ -261,11 +261,6 @@ impl Environment for SshEnvironment {
         BackendKind::Ssh
     }
 
-    fn host_access(&self) -> bool {
-        // A real machine with the user's rights: the full gate applies.
-        true
-    }
-
     fn default_cwd(&self) -> String {
         self.settings.cwd.clone()
     }
