@@ -112,20 +112,22 @@ fn in_a_container_a_script_reads_a_file_runs_a_command_and_is_refused_a_hardline
         "the busybox + python3 image (TOOLHOST_TEST_DOCKER_PYTHON_IMAGE, .ci/setup-terminal.sh)",
     );
     let config = require(docker_config(&image), DOCKER);
+    // Written by `terminal` inside the container: the script sees it, the host does not.
+    let inside = format!("/tmp/th-exec-inside-{}", std::process::id());
     let code = format!(
         "import os\n\
          from toolhost_tools import read_file, terminal\n\
-         print('container' if os.path.exists('/run/.containerenv') else 'not in a container')\n\
-         print(terminal('echo inside > /tmp/th-inside.txt && echo written')['output'])\n\
-         print(read_file('/tmp/th-inside.txt')['content'].strip())\n\
+         print(terminal('echo inside > {inside} && echo written')['output'])\n\
+         print(os.path.exists('{inside}'), read_file('{inside}')['content'].strip())\n\
          d = terminal({HARDLINE_PROBE:?})\n\
          print(d['status'], d.get('hardline'))\n"
     );
     let r = execute_code(&config, &code);
     assert_eq!(r["status"], "success", "{r}");
-    assert_eq!(
-        r["output"], "container\nwritten\n1|inside\nblocked True\n",
-        "{r}"
+    assert_eq!(r["output"], "written\nTrue 1|inside\nblocked True\n", "{r}");
+    assert!(
+        !std::path::Path::new(&inside).exists(),
+        "the script ran on the host"
     );
     assert_eq!(r["tool_calls_made"], 3);
 }
