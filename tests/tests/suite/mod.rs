@@ -15,6 +15,7 @@ mod mcp_common;
 mod mcp_hardening;
 mod mcp_server;
 mod mcp_server_http;
+mod mcpweb_task_support;
 mod plugin_collision;
 mod plugin_failures;
 mod plugin_hooks;
