@@ -22,9 +22,18 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 
 /// rmcp's reqwest client, treating a session-lost 400 like a 404.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SessionAwareClient {
     inner: reqwest::Client,
+}
+
+impl Default for SessionAwareClient {
+    fn default() -> Self {
+        crate::tls::install_ring_provider();
+        Self {
+            inner: reqwest::Client::default(),
+        }
+    }
 }
 
 type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;

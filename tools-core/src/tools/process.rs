@@ -9,7 +9,6 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::ansi::strip_ansi;
 use crate::context::ToolContext;
 use crate::entry::ToolEntry;
 use crate::environments::processes::{BackgroundProcess, WaitEnd};
@@ -17,6 +16,7 @@ use crate::error::RegisterError;
 use crate::handler::ToolOutcome;
 use crate::redact::redact;
 use crate::services::CoreServices;
+use toolhost_text::strip_ansi;
 
 const ACTIONS: &[&str] = &[
     "list", "poll", "log", "wait", "kill", "write", "submit", "close",
