@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-HERMES_PY=${HERMES_PY:-/work/hermes-venv/bin/python}
+HERMES_PY=${HERMES_PY:-/opt/hermes/bin/python}
+[ -x "$HERMES_PY" ] || HERMES_PY=/work/hermes-venv/bin/python
 HERMES_BENCH=${HERMES_BENCH:-$(cd .. && pwd)/shared/bench/python}
 RUNS=${RUNS:-10}
 what=${1:-all}
@@ -19,10 +20,11 @@ what=${1:-all}
 export HERMES_HOME=${HERMES_HOME:-/tmp/hermes-bench-home}
 export HERMES_DISABLE_LAZY_INSTALLS=1
 
-# The shipped build: the `dist` profile (release + fat LTO), with the bundled plugins
-# next to the binary as a user gets them.
+# The shipped build: the `dist` profile (release + fat LTO), with every bundled plugin
+# next to the binary as a user gets them (web and browser included: they are loaded at
+# every start even when unavailable).
 cargo build --profile dist -p toolhost -p toolhost-plugin-notes -p toolhost-plugin-textkit \
-    -p toolhost-plugin-policy >/dev/null 2>&1
+    -p toolhost-plugin-policy -p toolhost-plugin-web -p toolhost-plugin-browser >/dev/null 2>&1
 BIN=$PWD/target/dist/toolhost
 HOME_DIR=$(mktemp -d)
 trap 'rm -rf "$HOME_DIR"' EXIT

@@ -21,6 +21,7 @@ pub mod names;
 pub mod preflight;
 pub mod scripted;
 pub mod session_search;
+mod session_writer;
 pub mod sessions;
 pub mod settings;
 pub mod stream;

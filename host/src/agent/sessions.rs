@@ -4,12 +4,15 @@
 //!
 //! WAL mode, so another process can read (`session_search`, `/sessions`) while one
 //! writes; a busy timeout instead of failing on a lock. Messages are appended in one
-//! transaction per batch (an assistant message, then its tool results), so a killed
-//! process loses at most the batch in flight; [`SessionStore::load`] closes tool calls
-//! left without results so a resumed conversation is valid for the API.
+//! transaction per batch (an assistant message, then its tool results); the agent loop
+//! defers its appends to a writer thread ([`super::session_writer`]) and flushes at the
+//! end of each turn, so a killed process loses at most the turn in flight.
+//! [`SessionStore::load`] closes tool calls left without results so a resumed
+//! conversation is valid for the API.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -17,6 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::message::{Message, Role};
+use super::session_writer::{self, Append, Pending, Sink};
 use tools_core::stable_hash::fnv1a;
 
 /// Sources hidden from browsing and search (children of `delegate_task`).
@@ -106,8 +110,86 @@ pub struct SearchHit {
 /// The session database.
 #[derive(Debug)]
 pub struct SessionStore {
+    inner: Arc<Inner>,
+    /// The deferred-append writer, started on the first [`SessionStore::append_deferred`].
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Debug)]
+struct Inner {
     path: PathBuf,
     conn: Mutex<Connection>,
+    pending: Pending,
+}
+
+impl Sink for Inner {
+    fn conn(&self) -> &Mutex<Connection> {
+        &self.conn
+    }
+    fn pending(&self) -> &Pending {
+        &self.pending
+    }
+    fn write(conn: &mut Connection, appends: &[Append]) -> rusqlite::Result<()> {
+        let tx = conn.transaction()?;
+        for (session_id, messages) in appends {
+            insert_messages(&tx, session_id, messages)?;
+        }
+        tx.commit()
+    }
+}
+
+impl Drop for SessionStore {
+    fn drop(&mut self) {
+        self.inner.pending.close();
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(writer) = writer {
+            // The writer writes what is queued, then ends; a panic there was logged.
+            let _ = writer.join();
+        }
+    }
+}
+
+/// Insert `messages` of `session_id` and touch the session's row, inside `tx`.
+fn insert_messages(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+    messages: &[Message],
+) -> rusqlite::Result<()> {
+    if messages.is_empty() {
+        return Ok(());
+    }
+    let at = now();
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO messages (session_id, role, content, tool_name, tool_call_id, tool_calls, message, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for m in messages {
+        let calls = (!m.tool_calls.is_empty())
+            .then(|| serde_json::to_string(&m.tool_calls).unwrap_or_default());
+        let raw = serde_json::to_string(m).unwrap_or_default();
+        insert.execute(params![
+            session_id,
+            m.role.as_str(),
+            m.content_text(),
+            m.name,
+            m.tool_call_id,
+            calls,
+            raw,
+            at
+        ])?;
+    }
+    if let Some(first_user) = messages.iter().find(|m| m.role == Role::User) {
+        let title: String = first_user.content_text().chars().take(80).collect();
+        tx.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title IS NULL")?
+            .execute(params![session_id, title.trim()])?;
+    }
+    tx.prepare_cached("UPDATE sessions SET last_active = ?2 WHERE id = ?1")?
+        .execute(params![session_id, at])?;
+    Ok(())
 }
 
 const SCHEMA: &str = "
@@ -199,8 +281,12 @@ impl SessionStore {
             .map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
         Ok(SessionStore {
-            path: path.to_path_buf(),
-            conn: Mutex::new(conn),
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                conn: Mutex::new(conn),
+                pending: Pending::default(),
+            }),
+            writer: Mutex::new(None),
         })
     }
 
@@ -211,7 +297,7 @@ impl SessionStore {
 
     fn err(&self, source: rusqlite::Error) -> SessionError {
         SessionError::Db {
-            path: self.path.clone(),
+            path: self.inner.path.clone(),
             source,
         }
     }
@@ -220,8 +306,49 @@ impl SessionStore {
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, SessionError> {
-        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut conn = self
+            .inner
+            .conn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Deferred appends first, so every read sees them (module docs of
+        // `session_writer`).
+        let queued = self.inner.pending.take();
+        if !queued.is_empty()
+            && let Err(err) = Inner::write(&mut conn, &queued)
+        {
+            return Err(self.err(err));
+        }
         f(&mut conn).map_err(|e| self.err(e))
+    }
+
+    /// Queue `messages` for `session_id` and return at once: a writer thread commits
+    /// them while the caller goes on (the agent loop, while it waits for the model).
+    /// Reads and [`SessionStore::flush`] see them; a failed write is reported by the
+    /// next [`SessionStore::flush`].
+    pub fn append_deferred(&self, session_id: &str, messages: Vec<Message>) {
+        if messages.is_empty() {
+            return;
+        }
+        self.inner.pending.push((session_id.to_string(), messages));
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        if writer.is_none() {
+            match session_writer::spawn(Arc::clone(&self.inner)) {
+                Ok(handle) => *writer = Some(handle),
+                // No thread: the next flush or read writes the queue itself.
+                Err(err) => tracing::warn!(%err, "no session writer thread"),
+            }
+        }
+    }
+
+    /// Write every deferred append now; the first deferred write that failed since the
+    /// last flush is returned.
+    pub fn flush(&self) -> Result<(), SessionError> {
+        self.with(|_| Ok(()))?;
+        match self.inner.pending.take_failure() {
+            Some(err) => Err(self.err(err)),
+            None => Ok(()),
+        }
     }
 
     /// Create a session (no-op when it exists).
@@ -248,41 +375,9 @@ impl SessionStore {
         if messages.is_empty() {
             return Ok(());
         }
-        let at = now();
         self.with(|c| {
             let tx = c.transaction()?;
-            {
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO messages (session_id, role, content, tool_name, tool_call_id, tool_calls, message, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                )?;
-                for m in messages {
-                    let calls = (!m.tool_calls.is_empty())
-                        .then(|| serde_json::to_string(&m.tool_calls).unwrap_or_default());
-                    let raw = serde_json::to_string(m).unwrap_or_default();
-                    insert.execute(params![
-                        session_id,
-                        m.role.as_str(),
-                        m.content_text(),
-                        m.name,
-                        m.tool_call_id,
-                        calls,
-                        raw,
-                        at
-                    ])?;
-                }
-            }
-            if let Some(first_user) = messages.iter().find(|m| m.role == Role::User) {
-                let title: String = first_user.content_text().chars().take(80).collect();
-                tx.execute(
-                    "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title IS NULL",
-                    params![session_id, title.trim()],
-                )?;
-            }
-            tx.execute(
-                "UPDATE sessions SET last_active = ?2 WHERE id = ?1",
-                params![session_id, at],
-            )?;
+            insert_messages(&tx, session_id, messages)?;
             tx.commit()
         })
     }

@@ -127,3 +127,54 @@ fn session_ids_look_like_dates() {
     assert_eq!(civil_from_days(0), (1970, 1, 1));
     assert_eq!(civil_from_days(20_423), (2025, 12, 1));
 }
+
+#[test]
+fn deferred_appends_are_read_back_in_order() {
+    let (_dir, s) = store();
+    s.create("s1", "cli", None, None).unwrap();
+    for i in 0..50 {
+        s.append_deferred("s1", vec![Message::user(format!("m{i}"))]);
+    }
+    let texts: Vec<String> = s
+        .load("s1")
+        .unwrap()
+        .iter()
+        .map(|m| m.content_text())
+        .collect();
+    let expected: Vec<String> = (0..50).map(|i| format!("m{i}")).collect();
+    assert_eq!(texts, expected);
+}
+
+#[test]
+fn deferred_appends_are_on_disk_after_flush() {
+    let (dir, s) = store();
+    s.create("s1", "cli", None, None).unwrap();
+    s.append_deferred("s1", vec![Message::user("kept")]);
+    s.flush().unwrap();
+    let other = SessionStore::open_in(dir.path()).unwrap();
+    assert_eq!(other.load("s1").unwrap().len(), 1);
+}
+
+#[test]
+fn dropping_the_store_writes_what_was_deferred() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = SessionStore::open_in(dir.path()).unwrap();
+        s.create("s1", "cli", None, None).unwrap();
+        for i in 0..20 {
+            s.append_deferred("s1", vec![Message::assistant(format!("a{i}"))]);
+        }
+    }
+    let s = SessionStore::open_in(dir.path()).unwrap();
+    assert_eq!(s.load("s1").unwrap().len(), 20);
+}
+
+#[test]
+fn a_failed_deferred_write_is_reported_by_flush() {
+    let (_dir, s) = store();
+    s.create("s1", "cli", None, None).unwrap();
+    s.with(|c| c.execute_batch("DROP TRIGGER messages_fts_insert; DROP TABLE messages;"))
+        .unwrap();
+    s.append_deferred("s1", vec![Message::user("lost")]);
+    assert!(s.flush().is_err());
+}

@@ -92,21 +92,33 @@ impl Agent {
         })
     }
 
+    /// Add `messages` to the conversation; they are written to the session store in the
+    /// background (flushed when the turn ends).
     fn record(&self, conversation: &mut Conversation, messages: Vec<Message>) {
         let stored: Vec<Message> = messages.iter().map(super::images::for_storage).collect();
-        if let Err(err) = self
-            .shared
+        self.shared
             .sessions
-            .append(&conversation.session_id, &stored)
-        {
-            tracing::error!(%err, "could not write the session");
-            (self.events)(AgentEvent::Notice(format!("session not saved: {err}")));
-        }
+            .append_deferred(&conversation.session_id, stored);
         conversation.messages.extend(messages);
     }
 
-    /// Run one turn for `user_text`; `cancel` interrupts it.
+    /// Run one turn for `user_text`; `cancel` interrupts it. The turn's messages are on
+    /// disk when it returns.
     pub async fn run_turn(
+        &self,
+        conversation: &mut Conversation,
+        user_text: &str,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let outcome = self.turn_steps(conversation, user_text, cancel).await;
+        if let Err(err) = self.shared.sessions.flush() {
+            tracing::error!(%err, "could not write the session");
+            (self.events)(AgentEvent::Notice(format!("session not saved: {err}")));
+        }
+        outcome
+    }
+
+    async fn turn_steps(
         &self,
         conversation: &mut Conversation,
         user_text: &str,
