@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use toolhost::Dispatcher;
-use toolhost::plugins::executor::{Executor, ExecutorConfig, Job, Waited};
-use toolhost::plugins::{PluginSet, PluginStatus, PluginsConfig, Roots, load_plugins};
+use toolhost::plugins::executor::{Executor, ExecutorOptions, Job, Waited};
+use toolhost::plugins::{PluginSet, PluginStatus, PluginsSettings, Roots, load_plugins};
 use toolhost::spill::ResultSpill;
 use tools_core::{Home, Hooks, Registry, ToolContext, ToolEntry};
 
@@ -66,7 +66,7 @@ fn plugin_root(count: usize) -> tempfile::TempDir {
     root
 }
 
-fn load(home: &Path, config: &PluginsConfig) -> (Arc<Registry>, Arc<Hooks>, PluginSet) {
+fn load(home: &Path, config: &PluginsSettings) -> (Arc<Registry>, Arc<Hooks>, PluginSet) {
     let home = Home::at(home);
     let roots = Roots {
         user: Some(home.plugins_dir()),
@@ -92,7 +92,7 @@ fn load_ten(c: &mut Criterion) {
                 // Fresh files every time: a path is loaded once per process.
                 let root = plugin_root(10);
                 let started = Instant::now();
-                let (_, _, set) = load(root.path(), &PluginsConfig::default());
+                let (_, _, set) = load(root.path(), &PluginsSettings::default());
                 total += started.elapsed();
                 let records = set.records();
                 assert_eq!(records.len(), 10);
@@ -131,12 +131,12 @@ fn noop_call(c: &mut Criterion) {
     let ctx = ToolContext::default();
 
     // Default limits: the handler runs on the blocking pool under a timeout.
-    let (registry, hooks, _set) = load(root.path(), &PluginsConfig::default());
+    let (registry, hooks, _set) = load(root.path(), &PluginsSettings::default());
     let guarded = dispatcher(Arc::clone(&registry), hooks);
     // timeout_secs = 0: the handler runs inline on the caller's thread.
-    let inline_config = PluginsConfig {
+    let inline_config = PluginsSettings {
         timeout_secs: 0.0,
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     };
     let (inline_registry, inline_hooks, inline_set) = load(root.path(), &inline_config);
     let inline = dispatcher(Arc::clone(&inline_registry), inline_hooks);
@@ -195,7 +195,7 @@ fn noop_call(c: &mut Criterion) {
     group.bench_function("ABI call alone (JSON both sides, no pipeline)", |b| {
         b.iter(|| black_box(runtime_handle.call_inline(1, black_box(&args), &ctx)))
     });
-    let executor = Executor::new(ExecutorConfig::plugin_calls());
+    let executor = Executor::new(ExecutorOptions::plugin_calls());
     group.bench_function("executor hand-off alone (no-op job, submit + wait)", |b| {
         b.iter(
             || match executor.submit(NoopJob).expect("submit").wait(None, None) {
@@ -214,9 +214,9 @@ fn noop_call(c: &mut Criterion) {
 fn process_noop_call(c: &mut Criterion) {
     let root = plugin_root(1);
     let ctx = ToolContext::default();
-    let config = PluginsConfig {
+    let config = PluginsSettings {
         default_isolation: toolhost::plugins::Isolation::Process,
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     };
     let (registry, hooks, set) = load(root.path(), &config);
     assert!(
@@ -263,7 +263,7 @@ fn process_noop_call(c: &mut Criterion) {
 }
 
 /// A Hermes directory plugin with one no-op tool, enabled, run by `python3`.
-fn python_noop_plugin() -> (tempfile::TempDir, PluginsConfig) {
+fn python_noop_plugin() -> (tempfile::TempDir, PluginsSettings) {
     let root = tempfile::tempdir().expect("tempdir");
     let dir = root.path().join("plugins").join("pynoop");
     std::fs::create_dir_all(&dir).expect("mkdir");
@@ -277,13 +277,13 @@ fn python_noop_plugin() -> (tempfile::TempDir, PluginsConfig) {
         "def register(ctx):\n    ctx.register_tool('py_noop', 'pynoop', {'description': 'no-op'}, lambda args, **kw: '{}')\n",
     )
     .expect("init");
-    let config = PluginsConfig {
+    let config = PluginsSettings {
         enabled: vec!["pynoop".into()],
-        python: toolhost::plugins::python::PythonConfig {
+        python: toolhost::plugins::python::PythonSettings {
             no_entry_points: true,
             ..Default::default()
         },
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     };
     (root, config)
 }
@@ -303,7 +303,7 @@ fn process_cpu() -> Option<Duration> {
 fn idle_cpu() {
     let ctx = ToolContext::default();
     let root = plugin_root(1);
-    let (registry, hooks, _set) = load(root.path(), &PluginsConfig::default());
+    let (registry, hooks, _set) = load(root.path(), &PluginsSettings::default());
     let guarded = dispatcher(registry, hooks);
     for _ in 0..100_000 {
         black_box(guarded.call("good_noop", "{}", &ctx));

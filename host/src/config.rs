@@ -19,8 +19,8 @@ use tools_core::skills::SkillsSettings;
 use crate::agent::{AgentSettings, DelegationSettings, ModelSettings};
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerConfig;
-use crate::plugins::PluginsConfig;
-use crate::toolsets::ToolsetsConfig;
+use crate::plugins::PluginsSettings;
+use crate::toolsets::ToolsetsSettings;
 
 /// The whole configuration file.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -28,7 +28,7 @@ use crate::toolsets::ToolsetsConfig;
 pub struct Config {
     /// `[toolsets]` (or Hermes' bare list `toolsets = [...]`) — which toolsets are
     /// enabled or disabled, and user-defined toolsets.
-    pub toolsets: ToolsetsConfig,
+    pub toolsets: ToolsetsSettings,
     /// `[tool_output]` — in-tool output caps.
     pub tool_output: ToolOutputSettings,
     /// `[approvals]` — dangerous-command approval.
@@ -38,7 +38,7 @@ pub struct Config {
     /// `[mcp_servers.NAME]` — external MCP servers whose tools are registered.
     pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
     /// `[plugins]` — native plugin discovery, enable/disable, limits, settings.
-    pub plugins: PluginsConfig,
+    pub plugins: PluginsSettings,
     /// `[memory]` — the memory tool's character budgets.
     pub memory: MemorySettings,
     /// `[clarify]` — how long `clarify` waits for an answer.

@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod plugins;
 pub mod schema_sanitize;
 pub mod spill;
+pub mod tls;
 pub mod toolsets;
 pub mod validation;
 

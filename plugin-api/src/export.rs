@@ -22,6 +22,9 @@ macro_rules! export_plugin {
     ($build:path, manifest = $manifest:literal) => {
         #[doc(hidden)]
         #[used]
+        // A named link section is an unsafe attribute: the section holds only this
+        // manifest, which the host reads as bytes.
+        #[allow(unsafe_code)]
         #[cfg_attr(
             all(unix, not(target_vendor = "apple")),
             unsafe(link_section = ".toolhost_plugin")
@@ -59,6 +62,9 @@ macro_rules! export_plugin {
         /// The abi_stable library header (`abi_stable::library::ROOT_MODULE_LOADER_NAME`).
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
+        // The one exported symbol, under the name abi_stable's loader looks up; the
+        // constructor call below is the crate's justified unsafe block.
+        #[allow(unsafe_code)]
         #[unsafe(no_mangle)]
         pub static _1as_0lib_1header_0root_bmodule_bloader:
             $crate::__private::abi_stable::library::LibHeader = {

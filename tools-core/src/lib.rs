@@ -11,7 +11,6 @@
 //! `tools_core::approval::…` and `tools_core::environments::…` paths working.
 
 pub mod agent_loop;
-pub mod ansi;
 pub mod atomic_file;
 pub mod availability;
 #[cfg(unix)]

@@ -145,7 +145,7 @@ impl ModelClient {
             headers.insert(AUTHORIZATION, value);
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let http = reqwest::Client::builder()
+        let http = crate::tls::client_builder()
             .default_headers(headers)
             .timeout(endpoint.timeout())
             .build()

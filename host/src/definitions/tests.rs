@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use tools_core::{AvailabilityCheck, Registry, SchemaPatch, ToolEntry};
 
 use super::*;
-use crate::toolsets::{CustomToolset, Toolsets, ToolsetsConfig};
+use crate::toolsets::{CustomToolset, Toolsets, ToolsetsSettings};
 
 fn tool(name: &str, toolset: &str) -> ToolEntry {
     ToolEntry::builder(name, toolset)
@@ -466,7 +466,7 @@ fn disabling_a_preset_keeps_core_tools() {
 #[test]
 fn custom_toolsets_from_config_select_tools() {
     let reg = registry(BASIC);
-    let mut config = ToolsetsConfig::default();
+    let mut config = ToolsetsSettings::default();
     config.custom.insert(
         "research".into(),
         CustomToolset {

@@ -28,7 +28,7 @@ use sse_stream::Sse;
 use super::task_support::TaskSupportTap;
 
 /// rmcp's reqwest client, treating a session-lost 400 like a 404.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SessionAwareClient {
     inner: reqwest::Client,
     tap: Arc<TaskSupportTap>,
@@ -37,6 +37,7 @@ pub struct SessionAwareClient {
 impl SessionAwareClient {
     /// A client showing the server's events to `tap`.
     pub fn new(tap: Arc<TaskSupportTap>) -> Self {
+        crate::tls::install_ring_provider();
         SessionAwareClient {
             inner: reqwest::Client::default(),
             tap,

@@ -21,6 +21,7 @@
 use std::collections::BTreeSet;
 use std::sync::{LazyLock, PoisonError, RwLock};
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use tools_core::redact::REDACTED;
 
 /// Shortest value treated as a secret.
@@ -157,17 +158,16 @@ fn url_secrets(url: &str) -> Vec<String> {
     out
 }
 
+/// Bytes RFC 3986 leaves unencoded: the unreserved characters.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// RFC 3986 percent-encoding of everything but unreserved characters.
 fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(value, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::config::PluginsConfig;
+use super::config::PluginsSettings;
 use super::discovery::{BUNDLED_ENV, scan_dir};
 
 /// The directory that should hold the bundled plugins and holds none.
@@ -24,7 +24,7 @@ pub struct MissingBundle {
 }
 
 /// `Some` when bundled plugins are wanted from the binary's directory and there are none.
-pub fn missing_bundle(config: &PluginsConfig) -> Option<MissingBundle> {
+pub fn missing_bundle(config: &PluginsSettings) -> Option<MissingBundle> {
     if !config.bundled || std::env::var_os(BUNDLED_ENV).is_some() {
         return None;
     }

@@ -19,7 +19,7 @@ use toolhost_plugin_api::abi::FfiError;
 use toolhost_plugin_api::wire::HookKind;
 use tools_core::{ToolContext, ToolError, ToolOutcome};
 
-use super::executor::{Executor, ExecutorConfig, Job, Output, Ticket, Waited};
+use super::executor::{Executor, ExecutorOptions, Job, Output, Ticket, Waited};
 use super::fault::PluginFault;
 use super::runtime::PluginRuntime;
 
@@ -35,7 +35,7 @@ fn not_in_process() -> FfiError {
 
 /// The executor every plugin tool call with a timeout runs on.
 static EXECUTOR: LazyLock<Executor<PluginCall>> =
-    LazyLock::new(|| Executor::new(ExecutorConfig::plugin_calls()));
+    LazyLock::new(|| Executor::new(ExecutorOptions::plugin_calls()));
 
 /// The plugin call executor (for diagnostics and tests).
 pub fn executor() -> &'static Executor<PluginCall> {
@@ -202,7 +202,7 @@ pub(super) async fn call_async(
 /// The executor plugin hooks with a timeout run on (separate from tool calls, so a
 /// hook never waits behind the tool call it guards).
 static HOOK_EXECUTOR: LazyLock<Executor<PluginHook>> =
-    LazyLock::new(|| Executor::new(ExecutorConfig::plugin_calls()));
+    LazyLock::new(|| Executor::new(ExecutorOptions::plugin_calls()));
 
 /// The ABI call of one hook kind, as a job for a worker.
 pub struct PluginHook {
@@ -272,7 +272,7 @@ pub(super) fn hook_blocking(
 /// delays a tool call or a hook, and a check that hangs holds one idle-reaped worker
 /// instead of a thread of its own per attempt).
 static CHECK_EXECUTOR: LazyLock<Executor<PluginCheck>> =
-    LazyLock::new(|| Executor::new(ExecutorConfig::plugin_calls()));
+    LazyLock::new(|| Executor::new(ExecutorOptions::plugin_calls()));
 
 /// The ABI call of one availability check, as a job for a worker.
 pub struct PluginCheck {

@@ -40,13 +40,13 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::process::Isolation;
-use super::python::PythonConfig;
+use super::python::PythonSettings;
 use tools_core::environments::confine::ConfineMode;
 
 /// `[plugins]`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default)]
-pub struct PluginsConfig {
+pub struct PluginsSettings {
     /// Plugins to load although their manifest says `enabled_by_default = false`.
     pub enabled: Vec<String>,
     /// Plugins never loaded.
@@ -80,7 +80,7 @@ pub struct PluginsConfig {
     /// More paths plugin processes may write under `confine`.
     pub writable: Vec<PathBuf>,
     /// `[plugins.python]`: the interpreter and rules for Hermes Python plugins.
-    pub python: PythonConfig,
+    pub python: PythonSettings,
     /// Per-plugin settings, handed to the plugin at registration.
     pub config: BTreeMap<String, toml::Value>,
     /// Per-plugin overrides of `max_panics`, `timeout_secs`, `check_timeout_secs` and
@@ -102,9 +102,9 @@ pub struct LimitOverrides {
     pub max_hung_calls: Option<u32>,
 }
 
-impl Default for PluginsConfig {
+impl Default for PluginsSettings {
     fn default() -> Self {
-        PluginsConfig {
+        PluginsSettings {
             enabled: Vec::new(),
             disabled: Vec::new(),
             project: false,
@@ -120,14 +120,14 @@ impl Default for PluginsConfig {
             memory_limit_mb: 4096,
             confine: ConfineMode::Off,
             writable: Vec::new(),
-            python: PythonConfig::default(),
+            python: PythonSettings::default(),
             config: BTreeMap::new(),
             limits: BTreeMap::new(),
         }
     }
 }
 
-impl PluginsConfig {
+impl PluginsSettings {
     /// True when `name` is listed in `disabled`.
     pub fn is_disabled(&self, name: &str) -> bool {
         self.disabled.iter().any(|n| n == name)
@@ -180,7 +180,8 @@ mod tests {
 
     #[test]
     fn defaults_and_partial_tables() {
-        let config: PluginsConfig = toml::from_str("disabled = [\"x\"]\nmax_panics = 0\n").unwrap();
+        let config: PluginsSettings =
+            toml::from_str("disabled = [\"x\"]\nmax_panics = 0\n").unwrap();
         assert!(config.is_disabled("x"));
         assert_eq!(config.max_panics, 0);
         assert!(config.bundled);
@@ -189,7 +190,7 @@ mod tests {
 
     #[test]
     fn plugin_settings_become_json() {
-        let config: PluginsConfig =
+        let config: PluginsSettings =
             toml::from_str("[config.policy]\naudit_log = \"a.jsonl\"\nn = 3\n").unwrap();
         assert_eq!(
             config.settings_json("policy"),
@@ -200,7 +201,7 @@ mod tests {
 
     #[test]
     fn per_plugin_limits_parse() {
-        let config: PluginsConfig =
+        let config: PluginsSettings =
             toml::from_str("timeout_secs = 30\n[limits.fast]\ntimeout_secs = 0\n").unwrap();
         assert_eq!(config.limits["fast"].timeout_secs, Some(0.0));
         assert_eq!(config.limits["fast"].max_panics, None);

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tools_core::Home;
 
-use super::config::PluginsConfig;
+use super::config::PluginsSettings;
 use super::elf;
 use super::manifest::{Manifest, check_api};
 use super::python::manifest::{manifest_file as python_manifest_file, parse as parse_yaml};
@@ -97,7 +97,7 @@ fn env_truthy(name: &str) -> bool {
 impl Roots {
     /// The roots for this process: its binary, `home`, working directory, environment
     /// and `config`.
-    pub fn from_process(home: &Home, config: &PluginsConfig) -> Self {
+    pub fn from_process(home: &Home, config: &PluginsSettings) -> Self {
         let bundled = if !config.bundled {
             Vec::new()
         } else {

@@ -45,7 +45,7 @@ use serde::Serialize;
 use tools_core::{Home, Hooks, Registry};
 
 pub use adapter::RefusedTool;
-pub use config::PluginsConfig;
+pub use config::PluginsSettings;
 pub use discovery::{Candidate, PluginKind, PluginSource, Roots};
 pub use fault::PluginFault;
 pub use process::Isolation;
@@ -260,7 +260,7 @@ impl PluginSet {
 }
 
 /// What the host tells a plugin at registration.
-fn host_info(home: &Home, config: &PluginsConfig, name: &str, library: &Path) -> String {
+fn host_info(home: &Home, config: &PluginsSettings, name: &str, library: &Path) -> String {
     serde_json::json!({
         "plugin": name,
         "host_version": env!("CARGO_PKG_VERSION"),
@@ -274,7 +274,7 @@ fn host_info(home: &Home, config: &PluginsConfig, name: &str, library: &Path) ->
 
 /// The process limits from `[plugins]`: the memory cap, crash limit, and the kernel
 /// floor (`plugins.confine`), prepared once for every plugin process.
-fn process_limits(home: &Home, config: &PluginsConfig) -> ProcessLimits {
+fn process_limits(home: &Home, config: &PluginsSettings) -> ProcessLimits {
     ProcessLimits {
         memory_bytes: config.memory_limit_mb.saturating_mul(1024 * 1024),
         max_crashes: config.max_crashes,
@@ -286,7 +286,7 @@ fn process_limits(home: &Home, config: &PluginsConfig) -> ProcessLimits {
 /// The Landlock/seccomp floor of plugin processes, when `plugins.confine` asks for one.
 fn plugin_confinement(
     home: &Home,
-    config: &PluginsConfig,
+    config: &PluginsSettings,
 ) -> Option<Arc<tools_core::environments::confine::Confinement>> {
     use tools_core::environments::confine::{ConfineMode, Confinement, WritableRoots};
     if config.confine == ConfineMode::Off {
@@ -314,7 +314,7 @@ fn plugin_confinement(
 /// Discover, check, load and join every plugin in `roots` (see the module docs).
 pub fn load_plugins(
     home: &Home,
-    config: &PluginsConfig,
+    config: &PluginsSettings,
     roots: &Roots,
     registry: &Arc<Registry>,
     hooks: &Arc<Hooks>,
@@ -396,7 +396,7 @@ pub fn load_plugins(
 #[allow(clippy::too_many_arguments)]
 fn load_one(
     home: &Home,
-    config: &PluginsConfig,
+    config: &PluginsSettings,
     proc_limits: &ProcessLimits,
     candidate: &Candidate,
     registry: &Arc<Registry>,

@@ -55,7 +55,7 @@ pub struct RuntimeLimits {
 
 impl RuntimeLimits {
     /// Limits for plugin `name` from `[plugins]` and `[plugins.limits.<name>]`.
-    pub fn for_plugin(config: &super::PluginsConfig, name: &str) -> Self {
+    pub fn for_plugin(config: &super::PluginsSettings, name: &str) -> Self {
         let secs = |s: f64| (s > 0.0 && s.is_finite()).then(|| Duration::from_secs_f64(s));
         let own = config.limits.get(name).cloned().unwrap_or_default();
         RuntimeLimits {

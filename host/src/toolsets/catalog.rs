@@ -10,7 +10,7 @@ use tools_core::{AvailabilityPass, Registry, ToolSource};
 use super::ToolsetKind;
 use super::builtin::{ALL_DESCRIPTION, BUILTIN_TOOLSETS, BuiltinToolset, builtin, is_core_tool};
 use super::builtin::{LEGACY_TOOLSETS, legacy};
-use super::config::{CustomToolset, ToolsetsConfig};
+use super::config::{CustomToolset, ToolsetsSettings};
 use super::info::{NOT_REGISTERED, ToolsetInfo, UnavailableTool};
 use super::view::RegistryView;
 use crate::definitions::memo::DefinitionsMemo;
@@ -139,7 +139,7 @@ impl Toolsets {
 
     /// Built-ins plus the config's custom toolsets. Fails only on unusable names;
     /// see [`Toolsets::diagnose`] for softer problems.
-    pub fn from_config(config: &ToolsetsConfig) -> Result<Self, ToolsetsError> {
+    pub fn from_config(config: &ToolsetsSettings) -> Result<Self, ToolsetsError> {
         for name in config.custom.keys() {
             validate_custom_name(name).map_err(|reason| ToolsetsError::InvalidName {
                 name: name.clone(),

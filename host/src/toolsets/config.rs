@@ -23,7 +23,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// The `[toolsets]` section.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct ToolsetsConfig {
+pub struct ToolsetsSettings {
     /// Toolsets offered when the command line names none; `None` = every toolset,
     /// `Some([])` = no tools.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,7 +69,7 @@ impl ToolsetSelection {
     }
 }
 
-impl ToolsetsConfig {
+impl ToolsetsSettings {
     /// The selection for one run: the command line's enabled list (`--toolsets`)
     /// replaces the configured one; its disabled list (`--disable`) adds to the
     /// configured one.
@@ -101,12 +101,12 @@ struct TableForm {
     custom: BTreeMap<String, CustomToolset>,
 }
 
-impl<'de> Deserialize<'de> for ToolsetsConfig {
+impl<'de> Deserialize<'de> for ToolsetsSettings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ConfigVisitor;
 
         impl<'de> Visitor<'de> for ConfigVisitor {
-            type Value = ToolsetsConfig;
+            type Value = ToolsetsSettings;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a list of toolset names or a table with enabled/disabled/custom")
@@ -115,15 +115,15 @@ impl<'de> Deserialize<'de> for ToolsetsConfig {
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
                 let enabled =
                     Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-                Ok(ToolsetsConfig {
+                Ok(ToolsetsSettings {
                     enabled: Some(enabled),
-                    ..ToolsetsConfig::default()
+                    ..ToolsetsSettings::default()
                 })
             }
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 let table = TableForm::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(ToolsetsConfig {
+                Ok(ToolsetsSettings {
                     enabled: table.enabled,
                     disabled: table.disabled,
                     custom: table.custom,
@@ -142,17 +142,17 @@ mod tests {
     #[derive(Deserialize, Debug, Default)]
     #[serde(default)]
     struct Root {
-        toolsets: ToolsetsConfig,
+        toolsets: ToolsetsSettings,
     }
 
-    fn parse(text: &str) -> Result<ToolsetsConfig, toml::de::Error> {
+    fn parse(text: &str) -> Result<ToolsetsSettings, toml::de::Error> {
         toml::from_str::<Root>(text).map(|r| r.toolsets)
     }
 
     #[test]
     fn missing_section_means_everything() {
         let config = parse("").unwrap();
-        assert_eq!(config, ToolsetsConfig::default());
+        assert_eq!(config, ToolsetsSettings::default());
         assert!(config.enabled.is_none());
     }
 
@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn command_line_replaces_enabled_and_adds_disabled() {
-        let config = ToolsetsConfig {
+        let config = ToolsetsSettings {
             enabled: Some(vec!["cli".into()]),
             disabled: vec!["tts".into()],
             custom: BTreeMap::new(),
@@ -223,7 +223,9 @@ mod tests {
         let sel = config.selection(Some(vec!["file".into()]), vec![]);
         assert_eq!(sel.enabled(), Some(&["file".to_string()][..]));
         assert_eq!(
-            ToolsetsConfig::default().selection(None, vec![]).disabled(),
+            ToolsetsSettings::default()
+                .selection(None, vec![])
+                .disabled(),
             None
         );
     }

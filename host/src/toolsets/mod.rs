@@ -28,7 +28,7 @@ pub use builtin::{
     ALL_DESCRIPTION, BUILTIN_TOOLSETS, BuiltinToolset, CORE_TOOLS, LEGACY_TOOLSETS, is_core_tool,
 };
 pub use catalog::{Selection, ToolsetWarning, Toolsets, ToolsetsError};
-pub use config::{CustomToolset, ToolsetSelection, ToolsetsConfig};
+pub use config::{CustomToolset, ToolsetSelection, ToolsetsSettings};
 pub use info::{NOT_REGISTERED, ToolsetInfo, UnavailableTool};
 pub(crate) use view::RegistryView;
 

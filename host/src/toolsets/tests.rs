@@ -28,7 +28,7 @@ fn sorted(names: &[&str]) -> Vec<String> {
 }
 
 fn custom(entries: &[(&str, &[&str], &[&str])]) -> Toolsets {
-    let mut config = ToolsetsConfig::default();
+    let mut config = ToolsetsSettings::default();
     for (name, tools, includes) in entries {
         config.custom.insert(
             name.to_string(),
@@ -431,7 +431,7 @@ fn includes_of_unknown_names_contribute_nothing() {
 
 #[test]
 fn a_very_long_include_chain_does_not_overflow_the_stack() {
-    let mut config = ToolsetsConfig::default();
+    let mut config = ToolsetsSettings::default();
     let n = 20_000;
     for i in 0..n {
         config.custom.insert(
@@ -541,14 +541,14 @@ fn custom_toolsets_may_replace_builtins_and_follow_their_alias() {
 #[test]
 fn invalid_custom_names_are_errors() {
     for bad in ["", "all", "*", "a,b", "has space", &"x".repeat(65)] {
-        let mut config = ToolsetsConfig::default();
+        let mut config = ToolsetsSettings::default();
         config
             .custom
             .insert(bad.to_string(), CustomToolset::default());
         let err = Toolsets::from_config(&config).unwrap_err();
         assert!(matches!(err, ToolsetsError::InvalidName { .. }), "{bad:?}");
     }
-    let mut config = ToolsetsConfig::default();
+    let mut config = ToolsetsSettings::default();
     config
         .custom
         .insert("ok-name_1.2".into(), CustomToolset::default());

@@ -31,6 +31,7 @@ pub struct Chromium {
 
 impl Chromium {
     /// Start `binary` headless with a fresh profile and wait for its DevTools endpoint.
+    #[allow(unsafe_code)]
     pub fn start(binary: &Path) -> Result<Self, BrowserError> {
         let profile = tempfile::Builder::new()
             .prefix("toolhost-browser-")
@@ -110,6 +111,7 @@ impl Chromium {
 }
 
 impl Drop for Chromium {
+    #[allow(unsafe_code)]
     fn drop(&mut self) {
         if let Ok(pgid) = i32::try_from(self.child.id()) {
             // SAFETY: plain syscall; the negative pid addresses the group we created.

@@ -324,6 +324,7 @@ fn raw_cdp_calls_reach_the_browser() {
     );
 }
 
+#[allow(unsafe_code)]
 fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for the process.
     unsafe { libc::kill(i32::try_from(pid).unwrap(), 0) == 0 }

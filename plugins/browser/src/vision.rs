@@ -126,6 +126,9 @@ pub fn analyse(
     question: &str,
     screenshot: &[u8],
 ) -> Result<String, VisionError> {
+    // reqwest is built without a default TLS provider (its own, aws-lc-rs, brings a long
+    // C build): ring becomes this library's default unless one is set already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(settings.timeout_secs.max(1)))
         .build()

@@ -1,57 +1,28 @@
-//! Standard base64 (RFC 4648, with padding).
+//! Standard base64 (RFC 4648) through the `base64` crate, with the leniency a model's
+//! input needs when decoding: whitespace (line-wrapped input) is ignored and padding is
+//! optional.
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+use ::base64::Engine as _;
+use ::base64::alphabet::STANDARD;
+use ::base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
-/// Encode `bytes`.
+/// The standard alphabet; encoding pads, decoding takes padded or unpadded input.
+const LENIENT: GeneralPurpose = GeneralPurpose::new(
+    &STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+/// Encode `bytes` with padding.
 pub fn encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-fn value(c: u8) -> Option<u32> {
-    ALPHABET.iter().position(|&a| a == c).map(|p| p as u32)
+    LENIENT.encode(bytes)
 }
 
 /// Decode `text` (whitespace is ignored; padding is optional).
 pub fn decode(text: &str) -> Result<Vec<u8>, String> {
     let symbols: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    let trimmed: &[u8] = {
-        let end = symbols
-            .iter()
-            .rposition(|&b| b != b'=')
-            .map_or(0, |p| p + 1);
-        &symbols[..end]
-    };
-    if trimmed.len() % 4 == 1 {
-        return Err("invalid base64 length".into());
-    }
-    let mut out = Vec::with_capacity(trimmed.len() * 3 / 4);
-    for chunk in trimmed.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            let v =
-                value(c).ok_or_else(|| format!("invalid base64 character {:?}", char::from(c)))?;
-            n |= v << (18 - 6 * i);
-        }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..chunk.len() - 1]);
-    }
-    Ok(out)
+    LENIENT
+        .decode(symbols)
+        .map_err(|e| format!("invalid base64: {e}"))
 }
 
 #[cfg(test)]
@@ -73,6 +44,12 @@ mod tests {
             assert_eq!(encode(plain.as_bytes()), encoded);
             assert_eq!(decode(encoded).unwrap(), plain.as_bytes());
         }
+    }
+
+    #[test]
+    fn padding_is_optional() {
+        assert_eq!(decode("Zg").unwrap(), b"f");
+        assert_eq!(decode("Zm8").unwrap(), b"fo");
     }
 
     #[test]

@@ -3,9 +3,7 @@
 //! Images become `[IMAGE: alt]` placeholders (with the link kept when it is a real URL,
 //! so inline `data:` blobs never reach the model).
 
-use std::sync::LazyLock;
-
-use regex::Regex;
+use toolhost_text::LiteralRegex;
 
 /// Why a body could not be converted.
 #[derive(Debug, thiserror::Error)]
@@ -88,12 +86,12 @@ pub fn pdf_to_text(body: &[u8]) -> Result<Page, ConvertError> {
     })
 }
 
-static IMAGE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"!\[([^\]]*)\]\(\s*([^)\s]*)(?:\s+"[^"]*")?\s*\)"#).ok());
+static IMAGE: LiteralRegex =
+    LiteralRegex::new(r#"!\[([^\]]*)\]\(\s*([^)\s]*)(?:\s+"[^"]*")?\s*\)"#);
 
 /// `![alt](src)` → `[IMAGE: alt](src)`, or `[IMAGE: alt]` for inline `data:` images.
 pub fn image_placeholders(markdown: &str) -> String {
-    let Some(image) = IMAGE.as_ref() else {
+    let Some(image) = IMAGE.get() else {
         return markdown.to_string();
     };
     image
@@ -111,6 +109,11 @@ pub fn image_placeholders(markdown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        assert!(IMAGE.check().is_ok(), "{IMAGE:?}");
+    }
 
     #[test]
     fn image_placeholders_table() {

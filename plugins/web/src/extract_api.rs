@@ -391,7 +391,8 @@ mod tests {
             Response::json(json!({"success": true, "data": {
                 "markdown": "# A\n\nbody", "metadata": {"title": "Page A", "sourceURL": url}}}))
         });
-        let pages = api("firecrawl", &server).extract(&Client::new(), &urls());
+        let pages = api("firecrawl", &server)
+            .extract(&crate::tls::client_builder().build().unwrap(), &urls());
         assert_eq!(pages[0].title, "Page A");
         assert_eq!(pages[0].content, "# A\n\nbody");
         assert_eq!(pages[1].error.as_deref(), Some("blocked"));
@@ -408,7 +409,8 @@ mod tests {
                 "results": [{"url": "https://b.example/", "raw_content": "B text"}],
                 "failed_results": [{"url": "https://a.example/", "error": "timeout"}]}))
         });
-        let pages = api("tavily", &server).extract(&Client::new(), &urls());
+        let pages =
+            api("tavily", &server).extract(&crate::tls::client_builder().build().unwrap(), &urls());
         assert_eq!(pages[0].url, "https://a.example/");
         assert_eq!(pages[0].error.as_deref(), Some("timeout"));
         assert_eq!(pages[1].content, "B text");
@@ -425,7 +427,8 @@ mod tests {
                 {"url": "https://a.example/", "title": "A", "text": "A text"},
                 {"url": "https://b.example/", "title": "B", "text": "B text"}]}))
         });
-        let pages = api("exa", &server).extract(&Client::new(), &urls());
+        let pages =
+            api("exa", &server).extract(&crate::tls::client_builder().build().unwrap(), &urls());
         assert_eq!(
             pages.iter().map(|p| p.content.as_str()).collect::<Vec<_>>(),
             ["A text", "B text"]
@@ -443,7 +446,8 @@ mod tests {
                 {"url": "https://a.example/", "title": "A", "full_content": "A full"}],
                 "errors": []}))
         });
-        let pages = api("parallel", &server).extract(&Client::new(), &urls());
+        let pages = api("parallel", &server)
+            .extract(&crate::tls::client_builder().build().unwrap(), &urls());
         assert_eq!(pages[0].content, "A full");
         assert!(
             pages[1]
@@ -461,7 +465,8 @@ mod tests {
     fn an_http_error_becomes_each_pages_error() {
         let server =
             Server::start(|_| Response::new(401, "application/json", "{\"error\":\"bad key\"}"));
-        let pages = api("tavily", &server).extract(&Client::new(), &urls());
+        let pages =
+            api("tavily", &server).extract(&crate::tls::client_builder().build().unwrap(), &urls());
         assert!(
             pages
                 .iter()

@@ -62,7 +62,7 @@ pub struct Fetched {
 /// The HTTP client of the plugin: no automatic redirects, the policy resolver, the
 /// configured timeout.
 pub fn client(settings: &Settings) -> Result<Client, FetchError> {
-    Client::builder()
+    crate::tls::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         // A proxy would resolve names itself, past the policy resolver.
         .no_proxy()

@@ -16,6 +16,7 @@ mod search;
 mod settings;
 #[cfg(test)]
 mod test_server;
+mod tls;
 mod vision;
 mod window;
 

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::dispatch::Dispatcher;
-use toolhost::plugins::{Isolation, PluginSet, PluginStatus, PluginsConfig};
+use toolhost::plugins::{Isolation, PluginSet, PluginStatus, PluginsSettings};
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, list_json, record, run_with_limit};
 use toolhost_tests::{TestHome, stderr, stdout_json, toolhost_bin};
 use tools_core::{CallStatus, Registry, ToolContext};
 
 /// The hostile fixture out of process and the good one in process, under `config`.
-fn load(home: &Path, config: &PluginsConfig) -> (Arc<Registry>, PluginSet, Dispatcher) {
+fn load(home: &Path, config: &PluginsSettings) -> (Arc<Registry>, PluginSet, Dispatcher) {
     // The plugin host is the `toolhost` binary beside the test binary's directory.
     toolhost_bin();
     let plugins = home.join("plugins");
@@ -29,11 +29,11 @@ fn load(home: &Path, config: &PluginsConfig) -> (Arc<Registry>, PluginSet, Dispa
     (registry, set, dispatcher)
 }
 
-fn patient() -> PluginsConfig {
-    PluginsConfig {
+fn patient() -> PluginsSettings {
+    PluginsSettings {
         max_crashes: 0,
         timeout_secs: 3.0,
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     }
 }
 
@@ -79,7 +79,7 @@ fn every_crash_is_answered_with_how_the_process_ended() {
 #[test]
 fn a_call_past_its_timeout_kills_the_process() {
     let dir = tempfile::tempdir().unwrap();
-    let config = PluginsConfig {
+    let config = PluginsSettings {
         timeout_secs: 1.0,
         ..patient()
     };
@@ -128,7 +128,7 @@ fn output_flood_does_not_corrupt_the_channel() {
 #[test]
 fn the_plugin_is_disabled_after_max_crashes() {
     let dir = tempfile::tempdir().unwrap();
-    let config = PluginsConfig {
+    let config = PluginsSettings {
         max_crashes: 2,
         ..patient()
     };

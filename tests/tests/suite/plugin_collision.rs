@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use toolhost::plugins::{PluginStatus, PluginsConfig, Roots, load_plugins};
+use toolhost::plugins::{PluginStatus, PluginsSettings, Roots, load_plugins};
 use toolhost_tests::plugin_fixtures::add_plugin;
 use tools_core::{Home, Hooks, Registry, ToolContext, ToolEntry, ToolSource};
 
@@ -26,7 +26,7 @@ fn load(home: &Home, registry: &Arc<Registry>) -> toolhost::plugins::PluginSet {
     };
     load_plugins(
         home,
-        &PluginsConfig::default(),
+        &PluginsSettings::default(),
         &roots,
         registry,
         &Arc::new(Hooks::new()),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolhost::plugins::{PluginsConfig, Roots, load_plugins};
+use toolhost::plugins::{PluginsSettings, Roots, load_plugins};
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, run_with_limit};
 use toolhost_tests::{TestHome, stderr, stdout_json};
 use tools_core::hooks::{ApprovalEvent, TerminalOutput};
@@ -97,7 +97,13 @@ fn terminal_output_and_approval_hooks_from_a_plugin() {
     };
     let registry = Arc::new(Registry::new());
     let hooks = Arc::new(Hooks::new());
-    let set = load_plugins(&home, &PluginsConfig::default(), &roots, &registry, &hooks);
+    let set = load_plugins(
+        &home,
+        &PluginsSettings::default(),
+        &roots,
+        &registry,
+        &hooks,
+    );
     let record = set.get("hooks").unwrap();
     assert_eq!(
         record.hooks,

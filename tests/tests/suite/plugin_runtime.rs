@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolhost::dispatch::Dispatcher;
 use toolhost::plugins::runtime::PluginRuntime;
-use toolhost::plugins::{PluginStatus, PluginsConfig, Roots, load_plugins};
+use toolhost::plugins::{PluginStatus, PluginsSettings, Roots, load_plugins};
 use toolhost::spill::ResultSpill;
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, run, run_with_limit};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json};
@@ -134,7 +134,7 @@ fn a_slow_handler_times_out_and_the_host_stays_responsive() {
 /// installed plugins (in-process tests must not depend on the machine).
 pub(super) fn load_user_plugins(
     home: &Path,
-    config: &PluginsConfig,
+    config: &PluginsSettings,
 ) -> (
     Arc<Registry>,
     Arc<Hooks>,
@@ -159,7 +159,7 @@ pub(super) fn load_user_plugins(
 
 /// fixture-slow as the only user plugin under `config`: its runtime and a dispatcher.
 /// The temporary home comes along and must outlive them.
-fn load_slow(config: &PluginsConfig) -> (tempfile::TempDir, Arc<PluginRuntime>, Dispatcher) {
+fn load_slow(config: &PluginsSettings) -> (tempfile::TempDir, Arc<PluginRuntime>, Dispatcher) {
     let dir = tempfile::tempdir().unwrap();
     add_plugin(&dir.path().join("plugins"), "slow", "fixture_slow", "");
     let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), config);
@@ -186,9 +186,9 @@ fn a_plugin_is_disabled_after_max_panics() {
     add_plugin(&plugins, "good", "fixture_good", "");
     add_plugin(&plugins, "handler-panics", "fixture_handler_panics", "");
     // The global limit says 1; the plugin's own `[plugins.limits.handler-panics]` says 2.
-    let mut config = PluginsConfig {
+    let mut config = PluginsSettings {
         max_panics: 1,
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     };
     config.limits.insert(
         "handler-panics".into(),
@@ -237,9 +237,9 @@ fn a_plugin_is_disabled_after_max_panics() {
 
 #[test]
 fn a_timed_out_handler_is_told_to_stop_and_stops_counting_as_hung() {
-    let (_home, runtime, dispatcher) = load_slow(&PluginsConfig {
+    let (_home, runtime, dispatcher) = load_slow(&PluginsSettings {
         timeout_secs: 0.2,
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     });
     let out = dispatcher.call("slow_sleep", r#"{"secs": 600}"#, &ToolContext::default());
     assert!(out.text.contains("timed out after 0.2s"), "{}", out.text);
@@ -249,10 +249,10 @@ fn a_timed_out_handler_is_told_to_stop_and_stops_counting_as_hung() {
 
 #[test]
 fn too_many_hung_calls_refuse_further_calls() {
-    let (_home, runtime, dispatcher) = load_slow(&PluginsConfig {
+    let (_home, runtime, dispatcher) = load_slow(&PluginsSettings {
         timeout_secs: 0.1,
         max_hung_calls: 1,
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     });
     // A handler that ignores cancellation keeps its thread for 3 s.
     let first = dispatcher.call(
@@ -276,9 +276,9 @@ fn too_many_hung_calls_refuse_further_calls() {
 
 #[test]
 fn a_hook_past_its_timeout_blocks_the_call_and_the_host_carries_on() {
-    let (_home, runtime, dispatcher) = load_slow(&PluginsConfig {
+    let (_home, runtime, dispatcher) = load_slow(&PluginsSettings {
         timeout_secs: 0.5,
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     });
     let started = Instant::now();
     let out = dispatcher.call(

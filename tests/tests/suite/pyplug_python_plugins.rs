@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolhost::dispatch::Dispatcher;
 use toolhost::plugins::{
-    Isolation, PluginKind, PluginSet, PluginSource, PluginStatus, PluginsConfig,
+    Isolation, PluginKind, PluginSet, PluginSource, PluginStatus, PluginsSettings,
 };
 use tools_core::hooks::{ApprovalEvent, TerminalOutput};
 use tools_core::{CallStatus, Hooks, Registry, ToolContext, ToolEntry, ToolHandler};
 
 /// The `python3` the tests run plugins with (a failure naming it when there is none).
 fn python3() -> PathBuf {
-    let config = toolhost::plugins::python::PythonConfig::default();
+    let config = toolhost::plugins::python::PythonSettings::default();
     config
         .resolve_interpreter(Path::new("/"))
         .expect("the Python plugin tests need python3 on PATH")
@@ -36,22 +36,22 @@ fn write_plugin(home: &Path, name: &str, init: &str) -> PathBuf {
     dir
 }
 
-fn config_enabling(names: &[&str]) -> PluginsConfig {
-    PluginsConfig {
+fn config_enabling(names: &[&str]) -> PluginsSettings {
+    PluginsSettings {
         enabled: names.iter().map(|n| n.to_string()).collect(),
         timeout_secs: 5.0,
-        python: toolhost::plugins::python::PythonConfig {
+        python: toolhost::plugins::python::PythonSettings {
             interpreter: Some(python3()),
             no_entry_points: true,
             ..Default::default()
         },
-        ..PluginsConfig::default()
+        ..PluginsSettings::default()
     }
 }
 
 type Loaded = (Arc<Registry>, Arc<Hooks>, PluginSet, Dispatcher);
 
-fn load(home: &Path, config: &PluginsConfig) -> Loaded {
+fn load(home: &Path, config: &PluginsSettings) -> Loaded {
     super::plugin_runtime::load_user_plugins(home, config)
 }
 

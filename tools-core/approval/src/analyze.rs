@@ -9,6 +9,9 @@ use super::model::{Arg, Cmd, Input, Placement, Source};
 use std::borrow::Cow;
 
 use super::downloads::Downloads;
+use regex::Regex;
+use toolhost_text::LiteralRegex;
+
 use super::expand;
 use super::normalize::{is_ambiguous, normalize};
 use super::rules::{self, Rule};
@@ -67,6 +70,20 @@ impl Analyzer {
         if !self.findings.iter().any(|f| f.rule.key == finding.rule.key) {
             self.findings.push(finding);
         }
+    }
+
+    /// A detector pattern, compiled; when it does not compile (a bug every pattern's test
+    /// guards against) the command cannot be judged by it, so it is flagged
+    /// `parse.unparseable` (dangerous, approvable): fail closed, never "matches nothing".
+    pub(crate) fn pattern<'r>(&mut self, pattern: &'r LiteralRegex) -> Option<&'r Regex> {
+        let compiled = pattern.get();
+        if compiled.is_none() {
+            self.flag(Finding::with(
+                &rules::UNPARSEABLE,
+                "a detector pattern does not compile, so the command cannot be judged",
+            ));
+        }
+        compiled
     }
 
     /// Record a finding with the rule's description.

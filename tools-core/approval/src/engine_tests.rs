@@ -354,7 +354,7 @@ fn session_approves_the_rule_for_that_session_only() {
     other.session_key = "s2".into();
     assert!(!approved(&engine.check(&other)));
     engine.clear_session("s1");
-    assert!(!approved(&engine.check(&check("rm -rf build"))));
+    assert!(!approved(&engine.check(&check("rm -rf node_modules"))));
 }
 
 #[test]
@@ -511,6 +511,7 @@ fn smart_settings(url: &str) -> ApprovalSettings {
 }
 
 #[test]
+#[cfg(feature = "smart")]
 fn smart_mode_approve_runs_without_asking() {
     let f = fixture();
     let model = fake_model(vec![(200, "APPROVE")]);
@@ -549,6 +550,7 @@ fn smart_mode_approve_runs_without_asking() {
 }
 
 #[test]
+#[cfg(feature = "smart")]
 fn smart_deny_lets_a_human_override_once_or_blocks_without_one() {
     let f = fixture();
     let model = fake_model(vec![(200, "DENY"), (200, "DENY")]);
@@ -638,5 +640,15 @@ fn smart_mode_never_judges_agent_config_writes() {
         "echo 'mode = \"off\"' > ~/.config/toolhost/config.toml",
     ));
     assert!(!approved(&d), "{d:?}");
+    assert!(model.requests.lock().unwrap().is_empty());
+}
+
+#[test]
+#[cfg(not(feature = "smart"))]
+fn without_the_smart_feature_smart_mode_asks_a_human() {
+    let f = fixture();
+    let model = fake_model(vec![(200, "APPROVE")]);
+    let engine = f.engine(smart_settings(&model.url), Surfaces::none());
+    assert!(!approved(&engine.check(&check("rm -rf node_modules"))));
     assert!(model.requests.lock().unwrap().is_empty());
 }

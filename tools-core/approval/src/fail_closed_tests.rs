@@ -166,3 +166,12 @@ fn agent_config_reached_through_cd_is_flagged() {
         &["cd ~/project && printf 'x' > config.toml"],
     );
 }
+
+#[test]
+fn a_detector_pattern_that_does_not_compile_flags_the_command() {
+    static BROKEN: toolhost_text::LiteralRegex = toolhost_text::LiteralRegex::new(r"(unclosed");
+    let mut az = super::analyze::Analyzer::new();
+    assert!(az.pattern(&BROKEN).is_none());
+    let keys: Vec<&str> = az.findings.iter().map(|f| f.rule.key).collect();
+    assert_eq!(keys, ["parse.unparseable"]);
+}

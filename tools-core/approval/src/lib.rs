@@ -8,7 +8,8 @@
 //!   hardline floor, deny globs, modes (manual / smart / off), once / session / always
 //!   approvals, the terminal prompt or an embedder's callback, observers.
 //!
-//! The crate depends on no other toolhost crate, so another agent can adopt it: give
+//! The crate depends on no other toolhost crate but `toolhost-text` (small text helpers
+//! with no toolhost dependency of their own), so another agent can adopt it: give
 //! [`ApprovalEngine::new`] an [`AllowlistStore`] (where "always" answers are kept;
 //! toolhost's edits `config.toml`) and an [`ApprovalObserver`] (toolhost's hooks). It
 //! also carries the two helpers the flow needs and the rest of toolhost shares through

@@ -2,12 +2,14 @@
 //!
 //! The shell parser already undoes quoting tricks (`r''m`, `\rm`, line continuations); this
 //! step removes what a parser would keep but a terminal hides: ANSI/ECMA-48 escape
-//! sequences, C1 controls, NULs, zero-width characters and carriage returns, and folds
+//! sequences and C1 controls (`toolhost_text::strip_ansi`, the reading terminal output
+//! gets too), other controls, NULs, zero-width characters and carriage returns, and folds
 //! compatibility characters (fullwidth `ｒｍ`) with Unicode NFKC. Plain ASCII text without
 //! control characters (the common case) is returned borrowed, untouched.
 
 use std::borrow::Cow;
 
+use toolhost_text::strip_ansi;
 use unicode_normalization::UnicodeNormalization;
 
 /// True when `text` needs no normalisation.
@@ -29,16 +31,11 @@ pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
     if is_plain(text) {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let stripped = strip_ansi(text);
+    let mut out = String::with_capacity(stripped.len());
+    for c in stripped.chars() {
         match c {
-            '\u{1b}' => skip_escape(&mut chars),
-            // 8-bit CSI / OSC / DCS introducers.
-            '\u{9b}' => skip_csi(&mut chars),
-            '\u{9d}' | '\u{90}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
-            '\r' => {}
-            '\0' => {}
+            '\r' | '\0' => {}
             c if c.is_control() && c != '\n' && c != '\t' => {}
             c if is_invisible(c) => {}
             c => out.push(c),
@@ -62,56 +59,6 @@ pub(crate) fn is_ambiguous(raw: &str, normalized: &str) -> bool {
             (None, None) => return false,
             (x, y) if x == y => {}
             _ => return true,
-        }
-    }
-}
-
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.peek().copied() {
-        Some('[') => {
-            chars.next();
-            skip_csi(chars);
-        }
-        Some(']') | Some('P') | Some('X') | Some('^') | Some('_') => {
-            chars.next();
-            skip_string(chars);
-        }
-        // Two-character sequences (ESC c, ESC 7, ESC ( B ...).
-        Some('(') | Some(')') | Some('*') | Some('+') | Some('#') | Some('%') => {
-            chars.next();
-            chars.next();
-        }
-        Some(_) => {
-            chars.next();
-        }
-        None => {}
-    }
-}
-
-/// CSI: parameter and intermediate bytes, then one final byte in `@`..=`~`.
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    for c in chars.by_ref() {
-        if ('@'..='~').contains(&c) {
-            break;
-        }
-        if !(' '..='?').contains(&c) {
-            break;
-        }
-    }
-}
-
-/// OSC/DCS/...: everything up to BEL, ST (`ESC \`) or 8-bit ST.
-fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{7}' | '\u{9c}' => break,
-            '\u{1b}' => {
-                if chars.peek() == Some(&'\\') {
-                    chars.next();
-                }
-                break;
-            }
-            _ => {}
         }
     }
 }

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
+use toolhost_text::compile_literal;
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";
@@ -20,43 +21,44 @@ struct Rule {
     group: usize,
 }
 
-fn rule(pattern: &str, group: usize) -> Option<Rule> {
-    match Regex::new(pattern) {
-        Ok(re) => Some(Rule { re, group }),
-        Err(err) => {
-            tracing::error!(%pattern, %err, "redaction pattern does not compile");
-            None
-        }
-    }
-}
+/// The redaction patterns with the capture group holding the secret (0 = whole match).
+const PATTERNS: &[(&str, usize)] = &[
+    // -----BEGIN ... PRIVATE KEY----- blocks.
+    (
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
+        0,
+    ),
+    // Well-known token shapes.
+    (
+        r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|glpat-[A-Za-z0-9_\-]{20,}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,})",
+        0,
+    ),
+    // Authorization headers.
+    (
+        r"(?i)\b(?:bearer|token|basic)\s+([A-Za-z0-9_\-\.=+/]{12,})",
+        1,
+    ),
+    // user:password@ in URLs.
+    (r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s@/]+)@", 1),
+    // NAME=value / NAME: value where NAME looks secret.
+    (
+        r#"(?i)\b[A-Z0-9_\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[A-Z0-9_\-]*\s*[=:]\s*["']?([^\s"'&;]{4,})"#,
+        1,
+    ),
+    // key=... / password=... query parameters.
+    (
+        r"(?i)[?&](?:key|token|password|secret|api_key|access_token)=([^&\s]{4,})",
+        1,
+    ),
+];
 
+/// [`PATTERNS`], compiled. A pattern that does not compile is left out (logged; the
+/// `every_pattern_compiles` test keeps that from shipping).
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    [
-        // -----BEGIN ... PRIVATE KEY----- blocks.
-        rule(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
-            0,
-        ),
-        // Well-known token shapes.
-        rule(
-            r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|glpat-[A-Za-z0-9_\-]{20,}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,})",
-            0,
-        ),
-        // Authorization headers.
-        rule(r"(?i)\b(?:bearer|token|basic)\s+([A-Za-z0-9_\-\.=+/]{12,})", 1),
-        // user:password@ in URLs.
-        rule(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s@/]+)@", 1),
-        // NAME=value / NAME: value where NAME looks secret.
-        rule(
-            r#"(?i)\b[A-Z0-9_\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[A-Z0-9_\-]*\s*[=:]\s*["']?([^\s"'&;]{4,})"#,
-            1,
-        ),
-        // key=... / password=... query parameters.
-        rule(r"(?i)[?&](?:key|token|password|secret|api_key|access_token)=([^&\s]{4,})", 1),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    PATTERNS
+        .iter()
+        .filter_map(|&(pattern, group)| compile_literal(pattern).map(|re| Rule { re, group }))
+        .collect()
 });
 
 /// How many of [`RULES`] (from the start) recognise a secret by its own shape (key
@@ -105,6 +107,14 @@ fn apply<'a>(rules: &[Rule], text: &'a str) -> Cow<'a, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        for (pattern, _) in PATTERNS {
+            assert!(regex::Regex::new(pattern).is_ok(), "{pattern}");
+        }
+        assert_eq!(RULES.len(), PATTERNS.len());
+    }
 
     #[test]
     fn redacts_secrets() {

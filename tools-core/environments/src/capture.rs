@@ -8,6 +8,8 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use toolhost_text::thousands;
+
 /// Where the full output goes once it exceeds the in-memory limit.
 #[derive(Clone, Debug)]
 pub struct SpillTarget {
@@ -246,19 +248,6 @@ fn utf8_suffix(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[skip..]).into_owned()
 }
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// True when `path` is a spill file (for tests and housekeeping).
 pub fn is_spill_file(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "log")
@@ -334,13 +323,5 @@ mod tests {
         c.push("ééééééééééééééééééééééééééééé".as_bytes());
         let out = c.finish("");
         assert!(!out.text.contains('\u{fffd}'), "{}", out.text);
-    }
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1234567), "1,234,567");
     }
 }

@@ -170,6 +170,7 @@ impl Confinement {
     /// `/proc/sysrq-trigger` and the denied system calls fail; everything else may be
     /// written. Only prepared when toolhost runs as root (`CAP_SYS_ADMIN` lets it skip
     /// `no_new_privs`, so `sudo` and set-uid programs keep working); `None` otherwise.
+    #[allow(unsafe_code)]
     pub fn prepare_devices_only() -> Result<Option<Self>, ConfineError> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
@@ -216,6 +217,7 @@ impl Confinement {
 
     /// Apply to the calling process. Meant for the child between `fork` and `exec`: it
     /// makes only system calls and allocates nothing.
+    #[allow(unsafe_code)]
     pub fn apply_in_child(&self) -> std::io::Result<()> {
         // SAFETY: prctl with integer arguments; no memory is passed.
         if self.no_new_privs && unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
@@ -301,6 +303,7 @@ pub fn hook(
 }
 
 /// Register `confinement` to be applied in the child of `cmd` before it execs.
+#[allow(unsafe_code)]
 pub fn attach(cmd: &mut std::process::Command, confinement: Option<Arc<Confinement>>) {
     let Some(confinement) = confinement else {
         return;
@@ -415,6 +418,7 @@ mod tests {
         cmd.output().unwrap()
     }
 
+    #[allow(unsafe_code)]
     fn landlock_available() -> bool {
         // SAFETY: the version query passes no memory (null attr, size 0).
         let abi = unsafe {

@@ -10,6 +10,7 @@ use super::confine::{ConfineMode, Confinement, LocalSettings, approved_from_sett
 use super::local::LocalEnvironment;
 use super::{Environment, SpawnRequest, StdinMode};
 
+#[allow(unsafe_code)]
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

@@ -10,6 +10,7 @@ use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
 use super::docker_attach::RawStream;
@@ -390,17 +391,17 @@ pub fn single_file_tar(name: &str, data: &[u8], mode: u32) -> Result<Vec<u8>, St
     Ok(out)
 }
 
+/// Bytes a query value keeps as they are: RFC 3986 unreserved characters and `/`.
+const QUERY_KEEP: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'/');
+
 /// Percent-encode a query value.
 pub fn query_escape(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(s, QUERY_KEEP).to_string()
 }
 
 #[cfg(test)]

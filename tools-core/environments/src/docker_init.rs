@@ -135,6 +135,7 @@ mod tests {
     /// The reaping loop really reaps: made the subreaper of what it starts (as PID 1
     /// is of everything in the container), it leaves no zombie of an orphan behind.
     #[test]
+    #[allow(unsafe_code)]
     fn the_reaper_reaps_orphans() {
         use std::os::unix::process::CommandExt;
         let mut cmd = std::process::Command::new("sh");

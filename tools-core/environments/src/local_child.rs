@@ -171,6 +171,7 @@ impl LocalChild {
         Ok(child)
     }
 
+    #[allow(unsafe_code)]
     fn spawn_piped(spec: LocalCommand, scope: Option<&Scope>) -> std::io::Result<LocalChild> {
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args);
@@ -247,6 +248,7 @@ impl LocalChild {
         })
     }
 
+    #[allow(unsafe_code)]
     fn spawn_pty(spec: LocalCommand, scope: Option<&Scope>) -> std::io::Result<LocalChild> {
         let to_io = |e: pty_process::Error| std::io::Error::other(e.to_string());
         let (pty, pts) = pty_process::blocking::open().map_err(to_io)?;

@@ -30,6 +30,7 @@ const STOP_GRACE_MS: i64 = 400;
 /// Make the process `cmd` starts a subreaper runner of the real command (see the module
 /// doc). Call after the process group / session is arranged and before any confinement
 /// hook, so the runner is the group leader and is not confined itself.
+#[allow(unsafe_code)]
 pub fn attach(cmd: &mut Command) {
     // SAFETY: the hook runs between fork and exec. `become_runner` makes only
     // async-signal-safe system calls (prctl, sigprocmask, fork, waitpid, sigtimedwait,
@@ -45,6 +46,7 @@ pub fn attach(cmd: &mut Command) {
 }
 
 /// Signals the runner handles itself (blocked, then taken with `sigtimedwait`).
+#[allow(unsafe_code)]
 fn runner_signals() -> libc::sigset_t {
     // SAFETY: `sigemptyset`/`sigaddset` only write the set on our stack.
     unsafe {
@@ -65,6 +67,7 @@ fn runner_signals() -> libc::sigset_t {
 
 /// In the freshly forked child: become the runner and fork the command. Returns only in
 /// the command (or when no runner could be set up, so the command runs directly).
+#[allow(unsafe_code)]
 fn become_runner() {
     let set = runner_signals();
     // SAFETY: prctl, sigprocmask and fork are async-signal-safe system calls; the masks
@@ -95,6 +98,7 @@ fn become_runner() {
 /// The runner holds no file: not the output pipe (EOF must come when the command and
 /// its processes are gone), not stdin, and not the pipe std uses to learn whether the
 /// exec failed (std waits for it to close).
+#[allow(unsafe_code)]
 fn close_all_descriptors() {
     // SAFETY: close_range and close are async-signal-safe; the runner uses no
     // descriptor afterwards except ones it opens itself.
@@ -110,6 +114,7 @@ fn close_all_descriptors() {
 /// The runner's loop: reap, and once the command is gone (or a stop was asked for and
 /// its grace passed) kill the remaining children until there are none; then exit with
 /// the command's status.
+#[allow(unsafe_code)]
 fn run(command: libc::pid_t, set: &libc::sigset_t) -> ! {
     let mut status: Option<i32> = None;
     let mut stop_deadline: Option<i64> = None;
@@ -166,6 +171,7 @@ fn exit_code(raw: i32) -> i32 {
     }
 }
 
+#[allow(unsafe_code)]
 fn monotonic_ms() -> i64 {
     let mut now = libc::timespec {
         tv_sec: 0,
@@ -177,6 +183,7 @@ fn monotonic_ms() -> i64 {
 }
 
 /// SIGKILL every current child of the runner. False when they cannot be listed.
+#[allow(unsafe_code)]
 fn kill_children() -> bool {
     let mut path = [0u8; 64];
     // SAFETY: getpid has no preconditions.

@@ -19,6 +19,7 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use toolhost_text::thousands;
 
 use super::read_state;
 use super::threat_scan::{first_threat_message, scan_for_threats};
@@ -91,19 +92,6 @@ fn total_chars(entries: &[String]) -> usize {
     } else {
         chars(&entries.join(ENTRY_DELIMITER))
     }
-}
-
-/// `1234567` → `1,234,567`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn failure(message: impl Into<String>) -> Map<String, Value> {
@@ -228,8 +216,8 @@ impl MemoryStore {
     fn usage(&self, target: Target, entries: &[String]) -> String {
         format!(
             "{}/{}",
-            thousands(total_chars(entries)),
-            thousands(self.limit(target))
+            thousands(total_chars(entries) as u64),
+            thousands(self.limit(target) as u64)
         )
     }
 
@@ -372,8 +360,8 @@ impl MemoryStore {
                              entries into shorter ones or 'remove' stale or less important \
                              entries (see current_entries below), then retry this add — or do \
                              it all in one 'operations' batch.",
-                            thousands(total_chars(&entries)),
-                            thousands(limit),
+                            thousands(total_chars(&entries) as u64),
+                            thousands(limit as u64),
                             chars(&op.content)
                         )),
                         target,
@@ -402,8 +390,8 @@ impl MemoryStore {
                                 "Replacement would put memory at {}/{} chars. Shorten the new \
                                  content, or 'remove' other stale entries to make room (see \
                                  current_entries below), then retry.",
-                                thousands(total_chars(&next)),
-                                thousands(limit)
+                                thousands(total_chars(&next) as u64),
+                                thousands(limit as u64)
                             )),
                             target,
                             &entries,
@@ -566,8 +554,8 @@ impl MemoryStore {
                      the limit. Remove or shorten more entries in the same batch (see \
                      current_entries below), then retry.",
                     parsed.len(),
-                    thousands(total),
-                    thousands(limit)
+                    thousands(total as u64),
+                    thousands(limit as u64)
                 )),
                 target,
                 &entries,
@@ -620,8 +608,8 @@ impl MemoryStore {
                 let rule = "═".repeat(46);
                 Some(format!(
                     "{rule}\n{title} [{pct}% — {}/{} chars]\n{rule}\n{}",
-                    thousands(current),
-                    thousands(limit),
+                    thousands(current as u64),
+                    thousands(limit as u64),
                     shown.join(ENTRY_DELIMITER)
                 ))
             })

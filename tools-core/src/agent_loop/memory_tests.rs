@@ -198,10 +198,3 @@ fn system_prompt_block_blocks_poisoned_entries() {
     assert!(prompt.contains("[BLOCKED: MEMORY.md entry"));
     assert!(!prompt.contains("ignore all previous"));
 }
-
-#[test]
-fn thousands_separators() {
-    assert_eq!(thousands(0), "0");
-    assert_eq!(thousands(2200), "2,200");
-    assert_eq!(thousands(1234567), "1,234,567");
-}

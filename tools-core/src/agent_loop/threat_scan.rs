@@ -13,6 +13,7 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use toolhost_text::{INVISIBLE_CHARS, compile_literal};
 
 /// Only the first this-many bytes are scanned.
 const MAX_SCAN_BYTES: usize = 65_536;
@@ -20,16 +21,10 @@ const MAX_SCAN_BYTES: usize = 65_536;
 /// Filler of up to eight words between key words.
 const FILLER: &str = r"(?:\w+\s+){0,8}";
 
-/// Zero-width and bidirectional-control characters used to hide instructions.
-const INVISIBLE: &[char] = &[
-    '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{feff}',
-    '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}',
-    '\u{2069}',
-];
-
-static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+/// The patterns (case-insensitive) with their finding ids.
+fn table() -> Vec<(String, &'static str)> {
     let f = FILLER;
-    let table: Vec<(String, &'static str)> = vec![
+    vec![
         (format!(r"ignore\s+{f}(?:previous|all|above|prior)\s+{f}instructions"), "prompt_injection"),
         (r"system\s+prompt\s+override".into(), "sys_prompt_override"),
         (format!(r"disregard\s+{f}(?:your|all|any)\s+{f}(?:instructions|rules|guidelines)"), "disregard_rules"),
@@ -48,18 +43,15 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         (r"(?:update|modify|edit|write|change|append|add\s+to)\s+.*(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)".into(), "agent_config_mod"),
         (r"(?:update|modify|edit|write|change|append|add\s+to)\s+.*toolhost/(?:config\.toml|plugins)".into(), "toolhost_config_mod"),
         (r#"(?:api[_-]?key|token|secret|password)\s*[=:]\s*["'][A-Za-z0-9+/=_-]{20,}"#.into(), "hardcoded_secret"),
-    ];
-    table
+    ]
+}
+
+/// [`table`], compiled; a pattern that does not compile is logged and left out (the
+/// `every_pattern_compiles` test keeps that from shipping).
+static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    table()
         .into_iter()
-        .filter_map(
-            |(pattern, id)| match Regex::new(&format!("(?i){pattern}")) {
-                Ok(re) => Some((re, id)),
-                Err(err) => {
-                    tracing::error!(%id, %err, "threat pattern does not compile");
-                    None
-                }
-            },
-        )
+        .filter_map(|(pattern, id)| compile_literal(&format!("(?i){pattern}")).map(|re| (re, id)))
         .collect()
 });
 
@@ -71,7 +63,7 @@ pub fn scan_for_threats(content: &str) -> Vec<String> {
     }
     let content = &content[..end];
     let mut findings: Vec<String> = Vec::new();
-    for &c in INVISIBLE {
+    for &c in INVISIBLE_CHARS {
         if content.contains(c) {
             findings.push(format!("invisible_unicode_U+{:04X}", c as u32));
         }
@@ -101,6 +93,11 @@ pub fn first_threat_message(content: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        assert_eq!(PATTERNS.len(), table().len());
+    }
 
     #[test]
     fn flags_injection_and_exfiltration() {

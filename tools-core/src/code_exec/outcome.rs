@@ -80,7 +80,7 @@ impl Captured {
         } else {
             format!("{head}{tail}")
         };
-        let plain = crate::ansi::strip_ansi(&joined).into_owned();
+        let plain = toolhost_text::strip_ansi(&joined).into_owned();
         crate::redact::redact(&plain).into_owned()
     }
 }

@@ -10,26 +10,16 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-
-/// Zero-width and bidirectional-control characters used to hide instructions.
-const INVISIBLE: &[char] = &[
-    '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{feff}',
-    '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}',
-    '\u{2069}',
-];
+use toolhost_text::{INVISIBLE_CHARS, compile_literal};
 
 const SECRET_VAR: &str = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)\w*\}?";
 
+/// Compile a table (case-insensitive); a pattern that does not compile is logged and
+/// left out (the `every_pattern_compiles` test keeps that from shipping).
 fn compile(table: Vec<(String, &'static str)>) -> Vec<(Regex, &'static str)> {
     table
         .into_iter()
-        .filter_map(|(p, id)| match Regex::new(&format!("(?i){p}")) {
-            Ok(re) => Some((re, id)),
-            Err(err) => {
-                tracing::error!(%id, %err, "cron threat pattern does not compile");
-                None
-            }
-        })
+        .filter_map(|(p, id)| compile_literal(&format!("(?i){p}")).map(|re| (re, id)))
         .collect()
 }
 
@@ -48,7 +38,8 @@ fn directive_patterns() -> Vec<(String, &'static str)> {
     ]
 }
 
-static STRICT: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+/// The directives plus secret reads and exfiltration: for prompts a user writes.
+fn strict_patterns() -> Vec<(String, &'static str)> {
     let s = SECRET_VAR;
     let mut table = directive_patterns();
     table.extend([
@@ -84,18 +75,19 @@ static STRICT: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             "exfil_curl_auth_header",
         ),
     ]);
-    compile(table)
-});
+    table
+}
+
+static STRICT: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| compile(strict_patterns()));
 
 static LOOSE: LazyLock<Vec<(Regex, &'static str)>> =
     LazyLock::new(|| compile(directive_patterns()));
 
 /// GitHub's own API with its token is the one allowed authorization header.
 static GITHUB_AUTH: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(&format!(
+    compile_literal(&format!(
         r#"(?i)curl\s+[^\n]*(?:-H|--header)\s+["']Authorization:\s*token\s+{SECRET_VAR}["']\s+["']?https://api\.github\.com(?:/|\b)"#
     ))
-    .ok()
 });
 
 fn is_emoji(c: char) -> bool {
@@ -118,7 +110,7 @@ fn first_invisible(text: &str) -> Option<char> {
     chars
         .iter()
         .enumerate()
-        .find(|&(i, c)| INVISIBLE.contains(c) && !emoji_joiner(&chars, i))
+        .find(|&(i, c)| INVISIBLE_CHARS.contains(c) && !emoji_joiner(&chars, i))
         .map(|(_, &c)| c)
 }
 
@@ -153,7 +145,7 @@ pub fn scan_assembled(assembled: &str) -> Result<String, String> {
     let cleaned: String = chars
         .iter()
         .enumerate()
-        .filter(|&(i, c)| !INVISIBLE.contains(c) || emoji_joiner(&chars, i))
+        .filter(|&(i, c)| !INVISIBLE_CHARS.contains(c) || emoji_joiner(&chars, i))
         .map(|(_, &c)| c)
         .collect();
     match LOOSE.iter().find(|(re, _)| re.is_match(&cleaned)) {
@@ -165,6 +157,13 @@ pub fn scan_assembled(assembled: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        assert_eq!(STRICT.len(), strict_patterns().len());
+        assert_eq!(LOOSE.len(), directive_patterns().len());
+        assert!(GITHUB_AUTH.is_some());
+    }
 
     #[test]
     fn user_prompts_are_judged_by_the_strict_table() {

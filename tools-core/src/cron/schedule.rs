@@ -10,13 +10,11 @@
 //! `{"kind": "interval", "minutes", "display"}`, `{"kind": "cron", "expr", "display"}`.
 //! Timestamps are ISO 8601 with an offset, as Hermes writes them.
 
-use std::sync::LazyLock;
-
 use jiff::civil::{Date, DateTime};
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
-use regex::Regex;
 use serde::{Deserialize, Serialize};
+use toolhost_text::LiteralRegex;
 
 use super::cron_expr::{CronExpr, CronExprError};
 
@@ -85,19 +83,17 @@ pub enum Schedule {
     },
 }
 
-static DURATION: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"^(\d+)\s*(m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days)$").ok()
-});
-static DATE_PREFIX: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2}").ok());
-static CRON_FIELD: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^[\d*\-,/]+$").ok());
+static DURATION: LiteralRegex =
+    LiteralRegex::new(r"^(\d+)\s*(m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days)$");
+static DATE_PREFIX: LiteralRegex = LiteralRegex::new(r"^\d{4}-\d{2}-\d{2}");
+static CRON_FIELD: LiteralRegex = LiteralRegex::new(r"^[\d*\-,/]+$");
 
 /// Minutes in a duration such as `30m`, `2h`, `1d` (case and surrounding space ignored).
 pub fn parse_duration(text: &str) -> Result<u64, ScheduleError> {
     let lower = text.trim().to_lowercase();
     let fail = || ScheduleError::Duration(lower.clone());
     let caps = DURATION
-        .as_ref()
+        .get()
         .and_then(|re| re.captures(&lower))
         .ok_or_else(fail)?;
     let value: u64 = caps[1].parse().map_err(|_| fail())?;
@@ -150,7 +146,7 @@ fn looks_like_cron(text: &str) -> bool {
     parts.len() >= 5
         && parts[..5]
             .iter()
-            .all(|p| CRON_FIELD.as_ref().is_some_and(|re| re.is_match(p)))
+            .all(|p| CRON_FIELD.get().is_some_and(|re| re.is_match(p)))
 }
 
 impl Schedule {
@@ -175,7 +171,7 @@ impl Schedule {
                 display: text.to_string(),
             });
         }
-        if text.contains('T') || DATE_PREFIX.as_ref().is_some_and(|re| re.is_match(text)) {
+        if text.contains('T') || DATE_PREFIX.get().is_some_and(|re| re.is_match(text)) {
             let ts = parse_timestamp(text, tz)?;
             let local = ts.to_zoned(tz.clone());
             return Ok(Schedule::Once {

@@ -15,6 +15,13 @@ fn parse(text: &str) -> Result<Schedule, ScheduleError> {
 }
 
 #[test]
+fn every_pattern_compiles() {
+    for pattern in [&DURATION, &DATE_PREFIX, &CRON_FIELD] {
+        assert!(pattern.check().is_ok(), "{pattern:?}");
+    }
+}
+
+#[test]
 fn every_form_hermes_accepts() {
     let cases: &[(&str, Schedule)] = &[
         (

@@ -21,6 +21,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use toolhost_text::INVISIBLE_CHARS;
 
 use super::guard_patterns::PATTERNS;
 
@@ -211,13 +212,6 @@ pub const MAX_TOTAL_BYTES: u64 = 1024 * 1024;
 /// Largest single file.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 
-/// Zero-width and bidirectional-control characters used to hide text.
-const INVISIBLE: &[char] = &[
-    '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{feff}',
-    '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}',
-    '\u{2069}',
-];
-
 fn clip(text: &str) -> String {
     let text = text.trim();
     match text.char_indices().nth(120) {
@@ -247,7 +241,10 @@ fn scan_patterns(rel: &str, content: &str, out: &mut Vec<Finding>) {
     }
     // A BOM at the very start is an editor's doing, not hidden text.
     let body = content.strip_prefix('\u{feff}').unwrap_or(content);
-    if let Some((i, c)) = body.char_indices().find(|(_, c)| INVISIBLE.contains(c)) {
+    if let Some((i, c)) = body
+        .char_indices()
+        .find(|(_, c)| INVISIBLE_CHARS.contains(c))
+    {
         out.push(Finding {
             pattern_id: format!("invisible_unicode_U+{:04X}", c as u32),
             severity: Severity::High,

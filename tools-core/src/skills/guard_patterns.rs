@@ -10,6 +10,7 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use toolhost_text::compile_literal;
 
 use super::guard::{Severity, ThreatCategory};
 
@@ -117,19 +118,13 @@ pub static PATTERNS: LazyLock<Vec<ThreatPattern>> = LazyLock::new(|| {
     table()
         .into_iter()
         .filter_map(|(id, severity, category, description, pattern)| {
-            match Regex::new(&format!("(?im){pattern}")) {
-                Ok(regex) => Some(ThreatPattern {
-                    id,
-                    severity,
-                    category,
-                    description,
-                    regex,
-                }),
-                Err(err) => {
-                    tracing::error!(%id, %err, "skills guard pattern does not compile");
-                    None
-                }
-            }
+            compile_literal(&format!("(?im){pattern}")).map(|regex| ThreatPattern {
+                id,
+                severity,
+                category,
+                description,
+                regex,
+            })
         })
         .collect()
 });

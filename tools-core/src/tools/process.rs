@@ -11,7 +11,6 @@ use serde::Deserialize;
 use serde::de::Deserializer;
 use serde_json::{Value, json};
 
-use crate::ansi::strip_ansi;
 use crate::context::ToolContext;
 use crate::entry::ToolEntry;
 use crate::environments::processes::{BackgroundProcess, WaitEnd};
@@ -20,6 +19,7 @@ use crate::handler::ToolOutcome;
 use crate::redact::redact;
 use crate::services::CoreServices;
 use crate::tools::args::{self, lenient};
+use toolhost_text::strip_ansi;
 
 const ACTIONS: &[&str] = &[
     "list", "poll", "log", "wait", "kill", "write", "submit", "close",

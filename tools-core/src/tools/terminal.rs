@@ -14,7 +14,6 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::ansi::strip_ansi;
 use crate::approval::{CommandCheck, GateDecision};
 use crate::availability::AvailabilityCheck;
 use crate::context::ToolContext;
@@ -26,6 +25,7 @@ use crate::hooks::TerminalOutput;
 use crate::redact::redact;
 use crate::services::CoreServices;
 use crate::tools::args::{self, Given, lenient};
+use toolhost_text::strip_ansi;
 
 pub use guidance::{bad_workdir_char, exit_code_meaning, foreground_guidance};
 

@@ -9,6 +9,7 @@ pub const UNKNOWN: u32 = u32::MAX;
 /// On Linux with glibc ≥ 2.35 this reads the kernel's rseq area (about a nanosecond),
 /// otherwise the vDSO.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
 pub fn current() -> u32 {
     // SAFETY: sched_getcpu takes no arguments and touches no memory of ours.
     let cpu = unsafe { libc::sched_getcpu() };
@@ -29,6 +30,7 @@ pub fn shared_with(peer: u32) -> bool {
 /// Move this thread off its current CPU (it may come back later): restrict it to the
 /// other CPUs it is allowed on, then restore its mask. False when it has nowhere to go.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
 pub fn step_aside() -> bool {
     let here = current();
     let size = std::mem::size_of::<libc::cpu_set_t>();
@@ -75,6 +77,7 @@ mod tests {
     }
 
     #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
     fn allowed() -> Vec<usize> {
         let size = std::mem::size_of::<libc::cpu_set_t>();
         // SAFETY: as in step_aside.

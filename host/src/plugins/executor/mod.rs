@@ -11,10 +11,10 @@
 //! common hand-off cheap instead of rare:
 //!
 //! - **Warm workers spin.** A worker that finishes a job waits for the next one by
-//!   spinning for [`ExecutorConfig::worker_spin`] (tens of µs) before it parks; a call
+//!   spinning for [`ExecutorOptions::worker_spin`] (tens of µs) before it parks; a call
 //!   that arrives meanwhile is picked up in a few hundred nanoseconds, with no syscall.
 //! - **Callers spin.** The caller waits for the output by spinning for
-//!   [`ExecutorConfig::caller_spin`] before parking with its deadline, so a quick
+//!   [`ExecutorOptions::caller_spin`] before parking with its deadline, so a quick
 //!   handler's answer is collected without the caller ever sleeping.
 //! - **One slot per worker, no allocation.** Idle workers sit on a LIFO stack (the most
 //!   recently used, still spinning worker is handed the next call); each owns a
@@ -24,7 +24,7 @@
 //!   cancellation, dropped future) raises the job's cancel flag and leaves; the worker
 //!   stays busy until the handler returns, then tells the job (so the plugin can stop
 //!   counting it as hung) and returns itself to the pool. Meanwhile new calls get other
-//!   workers: the pool grows on demand up to [`ExecutorConfig::max_workers`].
+//!   workers: the pool grows on demand up to [`ExecutorOptions::max_workers`].
 //!
 //! - **Two threads on one core take turns.** When the scheduler puts caller and worker on
 //!   the same CPU (it does whenever the other cores are busy), spinning would only burn
@@ -40,10 +40,10 @@
 //!
 //! Spinning trades CPU time for latency, so it is bounded everywhere: a worker spins at
 //! most `worker_spin` (50 µs) after its last job, at most
-//! [`ExecutorConfig::max_spinning`] workers spin at once (one per core beyond the
+//! [`ExecutorOptions::max_spinning`] workers spin at once (one per core beyond the
 //! caller's; the rest park immediately), and a blocked caller spins at most
 //! `caller_spin` (20 µs), an async caller 3 µs. An idle executor costs nothing: its
-//! workers are parked, and a worker idle for [`ExecutorConfig::keep_alive`] exits. Under
+//! workers are parked, and a worker idle for [`ExecutorOptions::keep_alive`] exits. Under
 //! a steady stream of calls one worker spins between them, so a caller in a tight loop
 //! keeps about two cores busy — that is the price of a 1–2 µs hand-off. The worst case
 //! per call is a trickle of calls spaced just beyond the spin window: each then costs
@@ -104,7 +104,7 @@ pub enum SubmitError {
 
 /// Sizes and spin budgets of an executor.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExecutorConfig {
+pub struct ExecutorOptions {
     /// Thread name of the workers.
     pub name: String,
     /// Most worker threads alive at once (busy, hung or idle).
@@ -119,13 +119,13 @@ pub struct ExecutorConfig {
     pub keep_alive: Duration,
 }
 
-impl ExecutorConfig {
+impl ExecutorOptions {
     /// The plugin executor's settings: 50 µs of worker spin, 20 µs of caller spin, at
     /// most one spinning worker per core beyond the caller's (one on a 2-core machine),
     /// 512 threads (tokio's blocking pool limit), idle threads exit after 10 s.
     pub fn plugin_calls() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        ExecutorConfig {
+        ExecutorOptions {
             name: "toolhost-plugin".into(),
             max_workers: 512,
             worker_spin: Duration::from_micros(50),
@@ -138,7 +138,7 @@ impl ExecutorConfig {
 
 /// State shared by the executor handle, its tickets and its workers.
 pub struct Shared<J: Job> {
-    config: ExecutorConfig,
+    config: ExecutorOptions,
     /// Idle workers, most recently used last.
     idle: Mutex<Vec<Arc<Slot<J>>>>,
     /// Worker threads alive.
@@ -197,7 +197,7 @@ impl<J: Job> std::fmt::Debug for Executor<J> {
 
 impl<J: Job> Executor<J> {
     /// An executor with no threads yet (they start on demand).
-    pub fn new(config: ExecutorConfig) -> Self {
+    pub fn new(config: ExecutorOptions) -> Self {
         Executor {
             shared: Arc::new(Shared {
                 config,
@@ -210,7 +210,7 @@ impl<J: Job> Executor<J> {
     }
 
     /// The settings in force.
-    pub fn config(&self) -> &ExecutorConfig {
+    pub fn config(&self) -> &ExecutorOptions {
         &self.shared.config
     }
 

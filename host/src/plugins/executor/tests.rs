@@ -30,10 +30,10 @@ impl Job for TestJob {
     }
 }
 
-fn config() -> ExecutorConfig {
-    ExecutorConfig {
+fn config() -> ExecutorOptions {
+    ExecutorOptions {
         name: "test-executor".into(),
-        ..ExecutorConfig::plugin_calls()
+        ..ExecutorOptions::plugin_calls()
     }
 }
 
@@ -43,7 +43,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(config: ExecutorConfig) -> Self {
+    fn new(config: ExecutorOptions) -> Self {
         Harness {
             executor: Executor::new(config),
             late: Arc::new(AtomicUsize::new(0)),
@@ -272,7 +272,7 @@ fn a_job_abandoned_before_it_starts_is_skipped() {
 
 #[test]
 fn the_pool_refuses_work_beyond_its_size() {
-    let h = Harness::new(ExecutorConfig {
+    let h = Harness::new(ExecutorOptions {
         max_workers: 1,
         ..config()
     });
@@ -295,7 +295,7 @@ fn the_pool_refuses_work_beyond_its_size() {
 
 #[test]
 fn idle_workers_park_and_then_exit() {
-    let h = Harness::new(ExecutorConfig {
+    let h = Harness::new(ExecutorOptions {
         keep_alive: Duration::from_millis(50),
         ..config()
     });

@@ -113,6 +113,7 @@ impl Drop for Conn {
 }
 
 /// Death signal and address-space cap, in the child before `exec`.
+#[allow(unsafe_code)]
 fn child_limits(memory_bytes: u64) -> std::io::Result<()> {
     // SAFETY: prctl with integer arguments only; async-signal-safe.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
@@ -133,6 +134,7 @@ fn child_limits(memory_bytes: u64) -> std::io::Result<()> {
 
 impl Conn {
     /// Start `launch` for plugin `name` under `limits`.
+    #[allow(unsafe_code)]
     pub fn spawn(launch: &Launch, name: &str, limits: &ProcessLimits) -> Result<Conn, LoadError> {
         use std::os::unix::process::CommandExt;
         let mut cmd = launch.command(name, limits);

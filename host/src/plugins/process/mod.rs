@@ -64,7 +64,7 @@ impl std::fmt::Display for Isolation {
 /// The isolation of plugin `name` from `source`: the config's per-name choice, else the
 /// manifest's, else in-process for bundled plugins, else the config's default.
 pub fn choose(
-    config: &super::PluginsConfig,
+    config: &super::PluginsSettings,
     name: &str,
     source: PluginSource,
     manifest: Option<Isolation>,
@@ -107,15 +107,15 @@ pub fn host_binary() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::PluginsConfig;
+    use crate::plugins::PluginsSettings;
 
     #[test]
     fn isolation_choice_table() {
-        let config: PluginsConfig = toml::from_str(
+        let config: PluginsSettings = toml::from_str(
             "default_isolation = \"process\"\n[isolation]\npinned = \"in-process\"\n",
         )
         .unwrap();
-        let default = PluginsConfig::default();
+        let default = PluginsSettings::default();
         let cases = [
             (
                 &config,

@@ -13,12 +13,12 @@ use super::shim::{self, EntryPoint, Spec, Target};
 use crate::plugins::discovery::{Candidate, Failure, PluginKind, PluginSource};
 use crate::plugins::process::protocol::{Answer, Callback, WireError};
 use crate::plugins::process::{CallbackHandler, Isolation, ProcessLimits, ProcessPlugin, plugin};
-use crate::plugins::{PluginRecord, PluginRuntime, PluginsConfig, RuntimeLimits};
+use crate::plugins::{PluginRecord, PluginRuntime, PluginsSettings, RuntimeLimits};
 
 /// True when the entry points of the Python environment should be listed: Python
 /// plugins can only load when named in `plugins.enabled`, so a host with nothing
 /// enabled and no interpreter configured never starts Python at all.
-fn wants_entry_points(config: &PluginsConfig) -> bool {
+fn wants_entry_points(config: &PluginsSettings) -> bool {
     !config.python.no_entry_points
         && (!config.enabled.is_empty() || config.python.interpreter.is_some())
 }
@@ -51,7 +51,7 @@ fn entry_point_candidate(ep: &EntryPoint) -> Candidate {
 
 /// The `hermes_agent.plugins` entry points of the configured interpreter, as
 /// candidates (none when not wanted; a listing failure is logged and yields none).
-pub fn entry_point_candidates(home: &Home, config: &PluginsConfig) -> Vec<Candidate> {
+pub fn entry_point_candidates(home: &Home, config: &PluginsSettings) -> Vec<Candidate> {
     if !wants_entry_points(config) {
         return Vec::new();
     }
@@ -121,7 +121,7 @@ pub fn dispatch_callback(plugin: &str, registry: &Arc<Registry>) -> Arc<Callback
 /// Start the Python plugin of `candidate` and join it (see the module docs).
 pub fn load_one(
     home: &Home,
-    config: &PluginsConfig,
+    config: &PluginsSettings,
     limits: &ProcessLimits,
     candidate: &Candidate,
     registry: &Arc<Registry>,
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn entry_points_are_listed_only_when_a_plugin_could_load() {
-        let mut config = PluginsConfig::default();
+        let mut config = PluginsSettings::default();
         assert!(!wants_entry_points(&config));
         config.enabled.push("x".into());
         assert!(wants_entry_points(&config));

@@ -29,7 +29,7 @@ use serde::Deserialize;
 /// `[plugins.python]`.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default)]
-pub struct PythonConfig {
+pub struct PythonSettings {
     /// The Python interpreter that runs Python plugins (and whose environment is
     /// scanned for entry points). Default: `$VIRTUAL_ENV/bin/python` when a virtualenv
     /// is active, else `python3` on `PATH`.
@@ -43,7 +43,7 @@ pub struct PythonConfig {
     pub profile_name: Option<String>,
 }
 
-impl PythonConfig {
+impl PythonSettings {
     /// The interpreter to run: the configured one (home-relative paths resolved), else
     /// the active virtualenv's, else `python3` found on `PATH`; `None` when there is none.
     pub fn resolve_interpreter(&self, home: &Path) -> Option<PathBuf> {
@@ -85,26 +85,26 @@ mod tests {
 
     #[test]
     fn configured_interpreter_paths_resolve_against_home() {
-        let config = PythonConfig {
+        let config = PythonSettings {
             interpreter: Some(PathBuf::from("venv/bin/python")),
-            ..PythonConfig::default()
+            ..PythonSettings::default()
         };
         assert_eq!(
             config.resolve_interpreter(Path::new("/h")),
             Some(PathBuf::from("/h/venv/bin/python"))
         );
-        let config = PythonConfig {
+        let config = PythonSettings {
             interpreter: Some(PathBuf::from("sh")),
-            ..PythonConfig::default()
+            ..PythonSettings::default()
         };
         assert!(
             config
                 .resolve_interpreter(Path::new("/h"))
                 .is_some_and(|p| p.is_absolute())
         );
-        let config = PythonConfig {
+        let config = PythonSettings {
             interpreter: Some(PathBuf::from("/usr/bin/python3.11")),
-            ..PythonConfig::default()
+            ..PythonSettings::default()
         };
         assert_eq!(
             config.resolve_interpreter(Path::new("/h")),
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn config_parses() {
-        let config: PythonConfig = toml::from_str(
+        let config: PythonSettings = toml::from_str(
             "interpreter = \"/opt/venv/bin/python\"\nallow_tool_override = [\"x\"]\n",
         )
         .unwrap();

@@ -273,7 +273,7 @@ mod tests {
         // Real python3: an environment without Hermes plugins lists none (or only the
         // ones installed), and always answers JSON.
         let Some(python) =
-            super::super::PythonConfig::default().resolve_interpreter(Path::new("/"))
+            super::super::PythonSettings::default().resolve_interpreter(Path::new("/"))
         else {
             panic!("python3 is required for the Python plugin tests");
         };

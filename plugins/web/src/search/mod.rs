@@ -141,7 +141,7 @@ pub fn schema() -> Value {
 /// The HTTP client used for provider APIs (the user configured these endpoints, so
 /// the address policy for model-chosen URLs does not apply).
 pub fn client(timeout: Duration) -> Result<Client, reqwest::Error> {
-    Client::builder()
+    crate::tls::client_builder()
         .timeout(timeout)
         .user_agent(concat!("toolhost-web/", env!("CARGO_PKG_VERSION")))
         .build()

@@ -132,7 +132,7 @@ pub fn run(
             ]
         }]
     });
-    let client = match reqwest::blocking::Client::builder()
+    let client = match crate::tls::client_builder()
         .timeout(Duration::from_secs(vision.timeout_secs))
         .build()
     {

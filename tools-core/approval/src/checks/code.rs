@@ -5,9 +5,7 @@
 //! string literals handed to `system()`/`subprocess`/`exec` are analysed as shell
 //! commands, so `os.system('rm -rf /')` reaches the hardline floor.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
+use toolhost_text::LiteralRegex;
 
 use super::super::analyze::Analyzer;
 use super::super::model::{Arg, Source};
@@ -276,48 +274,36 @@ const RISKY: &[&str] = &[
     "qx",
 ];
 
-static OPEN_FOR_WRITE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r#"open\s*\([^)]*(?:,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|['"]\s*\+?>)"#).ok()
-});
+static OPEN_FOR_WRITE: LiteralRegex =
+    LiteralRegex::new(r#"open\s*\([^)]*(?:,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|['"]\s*\+?>)"#);
 
-static SHELL_STRINGS: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r#"(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
-    )
-    .ok()
-});
+static SHELL_STRINGS: LiteralRegex = LiteralRegex::new(
+    r#"(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
+);
 
-static LIST_ITEM: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'"#).ok());
+static LIST_ITEM: LiteralRegex = LiteralRegex::new(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'"#);
 
-static KILL_EVERY: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r#"\bkill\s*\(?\s*-1\b|\bkill\s*\(?\s*['"]?\w+['"]?\s*,\s*-1\b"#).ok()
-});
+static KILL_EVERY: LiteralRegex =
+    LiteralRegex::new(r#"\bkill\s*\(?\s*-1\b|\bkill\s*\(?\s*['"]?\w+['"]?\s*,\s*-1\b"#);
 
-static FORK_LOOP: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*(?:do|\{)?\s*(?:os\.|process\.|Process\.)?fork\b|\bfork\s*(?:\(\))?\s*(?:while|until)\s|loop\s*(?:do|\{)\s*(?:Process\.)?fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork",
-    )
-    .ok()
-});
+static FORK_LOOP: LiteralRegex = LiteralRegex::new(
+    r"while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*(?:do|\{)?\s*(?:os\.|process\.|Process\.)?fork\b|\bfork\s*(?:\(\))?\s*(?:while|until)\s|loop\s*(?:do|\{)\s*(?:Process\.)?fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork",
+);
 
-static TREE_DELETE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r#"(?:rmtree|rm_rf|rm_r|rmSync|rmdirSync|remove_tree|remove_dir_all|rimraf)\s*\(\s*(?:[rbuf]?["']([^"']*)["']|(os\.path\.expanduser\s*\(\s*["']~/?["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*["']HOME["']\s*\]|os\.getenv\(\s*["']HOME["']\s*\)|os\.homedir\(\)|Dir\.home|ENV\[["']HOME["']\]))"#,
-    )
-    .ok()
-});
+static TREE_DELETE: LiteralRegex = LiteralRegex::new(
+    r#"(?:rmtree|rm_rf|rm_r|rmSync|rmdirSync|remove_tree|remove_dir_all|rimraf)\s*\(\s*(?:[rbuf]?["']([^"']*)["']|(os\.path\.expanduser\s*\(\s*["']~/?["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*["']HOME["']\s*\]|os\.getenv\(\s*["']HOME["']\s*\)|os\.homedir\(\)|Dir\.home|ENV\[["']HOME["']\]))"#,
+);
 
 /// Interpreter code that is hardline-shaped: killing every process, fork loops, recursive
 /// deletes of the root, a system directory or the home.
 fn hardline_code(az: &mut Analyzer, text: &str) {
-    if KILL_EVERY.as_ref().is_some_and(|re| re.is_match(text)) {
+    if az.pattern(&KILL_EVERY).is_some_and(|re| re.is_match(text)) {
         az.flag_rule(&rules::KILL_ALL);
     }
-    if FORK_LOOP.as_ref().is_some_and(|re| re.is_match(text)) {
+    if az.pattern(&FORK_LOOP).is_some_and(|re| re.is_match(text)) {
         az.flag_rule(&rules::FORK_BOMB);
     }
-    let Some(re) = TREE_DELETE.as_ref() else {
+    let Some(re) = az.pattern(&TREE_DELETE) else {
         return;
     };
     for caps in re.captures_iter(text) {
@@ -335,12 +321,14 @@ fn hardline_code(az: &mut Analyzer, text: &str) {
     }
 }
 
-static BACKTICKS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"`([^`]*)`").ok());
+static BACKTICKS: LiteralRegex = LiteralRegex::new(r"`([^`]*)`");
 
 /// Judge interpreter code; analyse the shell commands it passes to `system()` & co.
 pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) {
     let mut risky = RISKY.iter().any(|m| text.contains(m))
-        || OPEN_FOR_WRITE.as_ref().is_some_and(|re| re.is_match(text));
+        || az
+            .pattern(&OPEN_FOR_WRITE)
+            .is_some_and(|re| re.is_match(text));
     if lang == Lang::Awk {
         risky = text.contains("system(")
             || text.contains("| \"")
@@ -365,14 +353,15 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
         ));
     }
     let mut payloads: Vec<String> = Vec::new();
-    if let Some(re) = SHELL_STRINGS.as_ref() {
+    let list_item = az.pattern(&LIST_ITEM);
+    if let Some(re) = az.pattern(&SHELL_STRINGS) {
         for caps in re.captures_iter(text) {
             let mut payload = caps
                 .get(1)
                 .or_else(|| caps.get(2))
                 .map(|m| m.as_str().to_string())
                 .unwrap_or_default();
-            if let (Some(more), Some(item)) = (caps.get(3), LIST_ITEM.as_ref()) {
+            if let (Some(more), Some(item)) = (caps.get(3), list_item) {
                 for extra in item.captures_iter(more.as_str()) {
                     if let Some(m) = extra.get(1).or_else(|| extra.get(2)) {
                         payload.push(' ');
@@ -383,7 +372,7 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
             payloads.push(payload);
         }
     }
-    if backticks && let Some(re) = BACKTICKS.as_ref() {
+    if backticks && let Some(re) = az.pattern(&BACKTICKS) {
         payloads.extend(
             re.captures_iter(text)
                 .filter_map(|c| c.get(1))
@@ -393,5 +382,31 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
     for payload in payloads {
         let unescaped = payload.replace("\\\"", "\"").replace("\\'", "'");
         az.script(&unescaped);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        let all = [
+            &OPEN_FOR_WRITE,
+            &SHELL_STRINGS,
+            &LIST_ITEM,
+            &KILL_EVERY,
+            &FORK_LOOP,
+            &TREE_DELETE,
+            &BACKTICKS,
+        ];
+        for pattern in all {
+            assert!(
+                pattern.check().is_ok(),
+                "{:?}: {:?}",
+                pattern,
+                pattern.check()
+            );
+        }
     }
 }

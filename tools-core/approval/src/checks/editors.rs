@@ -4,9 +4,7 @@
 //! commands that run code the analyser cannot follow (`:python`, `:lua`, `:call`, gdb's
 //! `python`/`call`) are flagged; everyday edits (`-c wq`, `+%s/a/b/g`) are not.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
+use toolhost_text::LiteralRegex;
 
 use super::super::analyze::Analyzer;
 use super::super::model::{Arg, Source};
@@ -34,19 +32,13 @@ pub(crate) fn is_vi(name: &str) -> bool {
 }
 
 /// `:[range]!cmd`, `:r !cmd`, `:w !cmd` (and their abbreviations).
-static BANG: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"^[%0-9,.$'<>+\-\s]*(?:(?:(?:r|re|rea|read)\s*)?|(?:w|wr|wri|writ|write)\s+)!\s*(.*)$",
-    )
-    .ok()
-});
+static BANG: LiteralRegex = LiteralRegex::new(
+    r"^[%0-9,.$'<>+\-\s]*(?:(?:(?:r|re|rea|read)\s*)?|(?:w|wr|wri|writ|write)\s+)!\s*(.*)$",
+);
 
-static SYSTEM_CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r#"(?:system|systemlist|jobstart|termopen)\s*\(\s*(?:\[\s*)?(?:"([^"]*)"|'([^']*)')"#,
-    )
-    .ok()
-});
+static SYSTEM_CALL: LiteralRegex = LiteralRegex::new(
+    r#"(?:system|systemlist|jobstart|termopen)\s*\(\s*(?:\[\s*)?(?:"([^"]*)"|'([^']*)')"#,
+);
 
 /// Ex commands that run code in an embedded language or build commands at run time.
 const CODE_COMMANDS: &[&str] = &[
@@ -69,13 +61,13 @@ fn ex_command(az: &mut Analyzer, command: &str) {
     if c.is_empty() {
         return;
     }
-    if let Some(caps) = BANG.as_ref().and_then(|re| re.captures(c)) {
+    if let Some(caps) = az.pattern(&BANG).and_then(|re| re.captures(c)) {
         if let Some(cmd) = caps.get(1) {
             az.script(cmd.as_str());
         }
         return;
     }
-    if let Some(re) = SYSTEM_CALL.as_ref() {
+    if let Some(re) = az.pattern(&SYSTEM_CALL) {
         for caps in re.captures_iter(c) {
             if let Some(m) = caps.get(1).or_else(|| caps.get(2)) {
                 az.script(m.as_str());
@@ -250,5 +242,22 @@ pub(crate) fn debugger(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &
         // named for the debugger is usually meant to run.
         let _ = runs_program;
         run(az, &rest[p..], &Source::Plain);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        for pattern in [&BANG, &SYSTEM_CALL] {
+            assert!(
+                pattern.check().is_ok(),
+                "{:?}: {:?}",
+                pattern,
+                pattern.check()
+            );
+        }
     }
 }

@@ -6,44 +6,46 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use toolhost_text::{LiteralRegex, compile_literal};
 
-fn re(pattern: &str) -> Option<Regex> {
-    Regex::new(pattern)
-        .map_err(|err| tracing::error!(%pattern, %err, "guidance pattern does not compile"))
-        .ok()
-}
+/// Quoted spans and what they are replaced by before looking for `&` and friends.
+const QUOTED_PATTERNS: [(&str, &str); 3] = [
+    (r"'[^']*'", "''"),
+    (r#""(?:[^"\\]|\\.)*""#, "\"\""),
+    (r"`[^`]*`", "``"),
+];
 
 static QUOTED: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    [
-        (r"'[^']*'", "''"),
-        (r#""(?:[^"\\]|\\.)*""#, "\"\""),
-        (r"`[^`]*`", "``"),
-    ]
-    .into_iter()
-    .filter_map(|(p, r)| re(p).map(|re| (re, r)))
-    .collect()
+    QUOTED_PATTERNS
+        .into_iter()
+        .filter_map(|(p, r)| compile_literal(p).map(|re| (re, r)))
+        .collect()
 });
 
-static SHELL_BACKGROUND: LazyLock<Option<Regex>> =
-    LazyLock::new(|| re(r"(?im)(?:^|[;&|]\s*|\$\(\s*)(?:nohup|disown|setsid)\b"));
-static INLINE_AMP: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"\s&\s"));
-static TRAILING_AMP: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"\s&\s*(?:#.*)?$"));
+static SHELL_BACKGROUND: LiteralRegex =
+    LiteralRegex::new(r"(?im)(?:^|[;&|]\s*|\$\(\s*)(?:nohup|disown|setsid)\b");
+static INLINE_AMP: LiteralRegex = LiteralRegex::new(r"\s&\s");
+static TRAILING_AMP: LiteralRegex = LiteralRegex::new(r"\s&\s*(?:#.*)?$");
+
+/// Commands that start servers and watchers.
+const LONG_LIVED_PATTERNS: [&str; 8] = [
+    r"(?i)\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:dev|start|serve|watch)\b",
+    r"(?i)\bdocker[\s-]+compose\s+up\b",
+    r"(?i)\bnext\s+dev\b",
+    r"(?i)\bvite(?:\s|$)",
+    r"(?i)\bnodemon\b",
+    r"(?i)\buvicorn\b",
+    r"(?i)\bgunicorn\b",
+    r"(?i)\bpython(?:3)?\s+-m\s+http\.server\b",
+];
+
 static LONG_LIVED: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
-        r"(?i)\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:dev|start|serve|watch)\b",
-        r"(?i)\bdocker[\s-]+compose\s+up\b",
-        r"(?i)\bnext\s+dev\b",
-        r"(?i)\bvite(?:\s|$)",
-        r"(?i)\bnodemon\b",
-        r"(?i)\buvicorn\b",
-        r"(?i)\bgunicorn\b",
-        r"(?i)\bpython(?:3)?\s+-m\s+http\.server\b",
-    ]
-    .into_iter()
-    .filter_map(re)
-    .collect()
+    LONG_LIVED_PATTERNS
+        .into_iter()
+        .filter_map(compile_literal)
+        .collect()
 });
-static WORKDIR_OK: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"^[A-Za-z0-9/\\:_\-.~ +@=,]+$"));
+static WORKDIR_OK: LiteralRegex = LiteralRegex::new(r"^[A-Za-z0-9/\\:_\-.~ +@=,]+$");
 
 fn strip_quotes(command: &str) -> String {
     let mut out = command.to_string();
@@ -65,8 +67,8 @@ fn is_help_or_version(command: &str) -> bool {
         || normalized.ends_with(" -v")
 }
 
-fn matches(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
-    re.as_ref().is_some_and(|re| re.is_match(text))
+fn matches(re: &LiteralRegex, text: &str) -> bool {
+    re.get().is_some_and(|re| re.is_match(text))
 }
 
 /// Advice when a foreground `command` would start something that never returns.
@@ -144,6 +146,15 @@ pub fn exit_code_meaning(command: &str, code: i32) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        for pattern in [&SHELL_BACKGROUND, &INLINE_AMP, &TRAILING_AMP, &WORKDIR_OK] {
+            assert!(pattern.check().is_ok(), "{pattern:?}");
+        }
+        assert_eq!(QUOTED.len(), QUOTED_PATTERNS.len());
+        assert_eq!(LONG_LIVED.len(), LONG_LIVED_PATTERNS.len());
+    }
 
     #[test]
     fn guidance_table() {
