@@ -4,7 +4,8 @@
 //! through the host's whole pipeline, and a dangerous command inside the script comes
 //! back refused. The CI busybox image has no python3, which the tool says; the full
 //! round trip in a container uses the busybox + python3 image `.ci/setup-terminal.sh`
-//! builds from this machine's interpreter.
+//! builds from this machine's interpreter. The sandbox (bubblewrap) carries the same
+//! channel.
 
 use serde_json::{Value, json};
 use toolhost_tests::{TestHome, ci_services, require, stdout_json};
@@ -130,4 +131,28 @@ fn in_a_container_a_script_reads_a_file_runs_a_command_and_is_refused_a_hardline
         "the script ran on the host"
     );
     assert_eq!(r["tool_calls_made"], 3);
+}
+
+#[test]
+#[ignore = "needs bubblewrap (.ci/setup-terminal.sh)"]
+fn in_the_sandbox_a_script_reads_a_file_and_runs_a_command_in_the_workdir() {
+    let available = tools_core::environments::sandbox::availability(&Default::default());
+    toolhost_tests::require_service(available.is_ok(), &format!("bubblewrap ({available:?})"));
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("in.txt"), "hello\n").unwrap();
+    let config = format!(
+        "[terminal]\nbackend = \"sandbox\"\n\n[terminal.sandbox]\nworkdir = \"{}\"\n",
+        work.path().display()
+    );
+    let code = "import os\nfrom toolhost_tools import read_file, terminal\n\
+                print(os.getcwd())\n\
+                print(read_file('in.txt')['content'].strip(), terminal('echo hi')['output'])\n";
+    let r = execute_code(&config, code);
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(
+        r["output"],
+        format!("{}\n1|hello hi\n", work.path().display()),
+        "{r}"
+    );
+    assert_eq!(r["tool_calls_made"], 2);
 }
