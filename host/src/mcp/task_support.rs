@@ -165,7 +165,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"taskSupport": "required"}}),
             json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"execution": {"taskSupport": "required"}}]}}),
         ] {
-            assert!(seen(&[message.clone()]).is_empty(), "{message}");
+            assert!(seen(std::slice::from_ref(&message)).is_empty(), "{message}");
         }
         let tap = TaskSupportTap::new();
         tap.observe(b"{\"taskSupport\": not json");
