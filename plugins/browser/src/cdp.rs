@@ -41,13 +41,14 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Connect to a DevTools websocket: `ws://…`, or `wss://…` over TLS (rustls, the
-    /// system's root certificates) for remote browsers behind HTTPS.
-    pub fn open(url: &str, events: EventSink) -> Result<Self, BrowserError> {
-        let connect_err = |source| BrowserError::Connect {
-            url: url.to_string(),
-            source: Box::new(source),
-        };
-        let (socket, _) = tungstenite::connect(url).map_err(connect_err)?;
+    /// system's root certificates plus those of `ca_file`; see `tls.rs`) for remote
+    /// browsers behind HTTPS.
+    pub fn open(
+        url: &str,
+        events: EventSink,
+        ca_file: Option<&std::path::Path>,
+    ) -> Result<Self, BrowserError> {
+        let (socket, _) = crate::tls::connect(url, ca_file)?;
         let tcp = match socket.get_ref() {
             MaybeTlsStream::Plain(stream) => Some(stream),
             MaybeTlsStream::Rustls(stream) => Some(stream.get_ref()),
@@ -201,6 +202,7 @@ mod tests {
         let err = Connection::open(
             &format!("wss://127.0.0.1:{port}/devtools/browser/x"),
             Arc::new(|_, _| {}),
+            None,
         )
         .unwrap_err()
         .to_string();

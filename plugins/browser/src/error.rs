@@ -28,6 +28,9 @@ pub enum BrowserError {
         #[source]
         source: Box<tungstenite::Error>,
     },
+    /// `cdp_ca_file` could not be used.
+    #[error("cdp_ca_file {path}: {message}")]
+    CaFile { path: String, message: String },
     /// The connection closed (the browser exited or the remote endpoint went away).
     #[error("the browser connection is closed")]
     Closed,

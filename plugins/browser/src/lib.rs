@@ -7,6 +7,8 @@
 //! follow Hermes; docs/hermes/browser.md lists where we differ.
 
 mod address;
+#[doc(hidden)]
+pub mod bench_api;
 mod cdp;
 mod error;
 mod inspection;
@@ -17,11 +19,14 @@ mod registry;
 mod session;
 mod settings;
 mod snapshot;
+mod tls;
 mod tools;
 mod vision;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tls_tests;
 #[cfg(test)]
 mod vision_tests;
 

@@ -126,7 +126,11 @@ impl Session {
                 events.record(method, params);
             }
         });
-        let conn = Connection::open(&ws_url, sink)?;
+        let ca_file = settings
+            .cdp_url
+            .as_ref()
+            .and(settings.cdp_ca_file.as_deref());
+        let conn = Connection::open(&ws_url, sink, ca_file)?;
         let timeout = Duration::from_secs(settings.command_timeout_secs.max(1));
         let created = conn.call(
             "Target.createTarget",

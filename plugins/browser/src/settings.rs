@@ -26,6 +26,10 @@ pub struct Settings {
     /// A remote DevTools websocket (`ws://host:port/devtools/browser/…`); when set no local
     /// browser is started.
     pub cdp_url: Option<String>,
+    /// PEM file of CA certificates trusted for a `wss://` `cdp_url`, besides the system's
+    /// roots (a self-signed endpoint: its own certificate). Verification cannot be
+    /// switched off (`tls.rs`).
+    pub cdp_ca_file: Option<PathBuf>,
     /// Allow navigation to private, loopback and link-local addresses (metadata
     /// addresses stay refused).
     pub allow_private_networks: bool,
@@ -44,6 +48,7 @@ impl Default for Settings {
         Settings {
             chromium: None,
             cdp_url: None,
+            cdp_ca_file: None,
             allow_private_networks: false,
             idle_timeout_secs: 300,
             screenshot_dir: None,

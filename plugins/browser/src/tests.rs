@@ -52,7 +52,7 @@ fn page(path: &str) -> (&'static str, String) {
 }
 
 /// Serve the pages above on 127.0.0.1; the base URL.
-fn serve() -> String {
+pub(crate) fn serve() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || {

@@ -126,3 +126,36 @@ fn without_a_key_the_screenshot_is_saved_and_attached() {
     assert!(std::fs::read(path).unwrap().starts_with(b"\x89PNG"));
     assert_eq!(reply["_images"][0]["path"], path);
 }
+
+/// `browser_vision` against the real model (OpenAI's API by default; `OPENAI_BASE_URL`
+/// and `TOOLHOST_VISION_MODEL` point it elsewhere). Ignored in ordinary runs and skipped
+/// by name in CI (`--skip live_smoke`), which has no key; run it explicitly with
+/// `OPENAI_API_KEY=… cargo test -p toolhost-plugin-browser --lib live_smoke -- --ignored`.
+/// Without the key it fails naming the variable.
+mod live_smoke {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs OPENAI_API_KEY and chromium (live)"]
+    fn browser_vision_openai() {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        assert!(
+            var("OPENAI_API_KEY").is_some(),
+            "live smoke test: set OPENAI_API_KEY to run it (it calls the real model)"
+        );
+        let defaults = VisionSettings::default();
+        let (registry, _) = open_with(
+            "/next",
+            with_vision(VisionSettings {
+                base_url: var("OPENAI_BASE_URL").unwrap_or(defaults.base_url.clone()),
+                model: var("TOOLHOST_VISION_MODEL").unwrap_or(defaults.model.clone()),
+                ..defaults
+            }),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let reply = vision_call(&registry, dir.path());
+        assert_eq!(reply["success"], true, "{reply}");
+        let analysis = reply["analysis"].as_str().unwrap_or_default();
+        assert!(analysis.to_lowercase().contains("arrived"), "{reply}");
+    }
+}

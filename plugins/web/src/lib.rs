@@ -8,10 +8,14 @@
 //! plugin's own.
 
 mod address_policy;
+#[doc(hidden)]
+pub mod bench_api;
 mod convert;
 mod extract;
 mod extract_api;
 mod fetch;
+#[cfg(test)]
+mod live_smoke;
 mod search;
 mod settings;
 #[cfg(test)]
