@@ -5,6 +5,8 @@
 #   - podman + runc + catatonit (the container init the docker backend asks for) + a tiny
 #     busybox image imported without registry access, served by
 #     `podman system service` on a unix socket (Docker-compatible API) -> docker backend
+#   - the same image plus this machine's python3 (binary, shared libraries, standard
+#     library), also imported without registry access      -> execute_code in docker
 #   - bubblewrap                                                     -> sandbox backend
 #   - an sshd on 127.0.0.1 with generated host and client keys       -> ssh backend
 #
@@ -16,6 +18,7 @@ set -euo pipefail
 CI_DIR="${TOOLHOST_CI_DIR:-/tmp/toolhost-ci}"
 SSH_PORT="${TOOLHOST_CI_SSH_PORT:-22022}"
 IMAGE="localhost/toolhost-busybox:latest"
+PY_IMAGE="localhost/toolhost-busybox-python:latest"
 mkdir -p "$CI_DIR"
 chmod 755 "$CI_DIR"
 
@@ -67,6 +70,41 @@ if ! podman image exists "$IMAGE" 2>/dev/null; then
     tar -C "$root" -cf "$CI_DIR/busybox-rootfs.tar" .
     rm -rf "$root"
     podman import --change 'CMD ["/bin/sh"]' "$CI_DIR/busybox-rootfs.tar" "$IMAGE" >/dev/null
+fi
+
+# The system interpreter (a version manager's shim on PATH is a script, not the binary).
+HOST_PY="/usr/bin/python3"
+[ -x "$HOST_PY" ] || HOST_PY="$(command -v python3 || true)"
+if ! podman image exists "$PY_IMAGE" 2>/dev/null && [ -n "$HOST_PY" ]; then
+    log "building $PY_IMAGE: busybox + $HOST_PY"
+    root="$(mktemp -d)"
+    tar -C "$root" -xf "$CI_DIR/busybox-rootfs.tar" 2>/dev/null || podman export "$(podman create "$IMAGE")" | tar -C "$root" -xf -
+    py="$("$HOST_PY" -c 'import os, sys; print(os.path.realpath(sys.executable))')"
+    ver="$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    stdlib="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
+    dynload="$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("DESTSHARED") or "")')"
+    # /usr/bin is a link to /bin in the busybox tree; the interpreter finds its standard
+    # library under its build prefix (/usr/lib/pythonX.Y).
+    cp "$py" "$root/bin/python$ver"
+    ln -sf "python$ver" "$root/bin/python3"
+    mkdir -p "$root$stdlib"
+    tar -C "$stdlib" --exclude=test --exclude=tests --exclude=idlelib --exclude=tkinter \
+        --exclude=turtledemo --exclude=ensurepip --exclude=lib2to3 --exclude=__pycache__ \
+        --exclude=site-packages --exclude=dist-packages -cf - . | tar -C "$root$stdlib" -xf -
+    if [ -n "$dynload" ] && [ -d "$dynload" ] && [ ! -d "$root$dynload" ]; then
+        mkdir -p "$root$dynload" && cp -a "$dynload/." "$root$dynload/"
+    fi
+    # The shared libraries of the interpreter and its extension modules, and the loader.
+    for lib in $( { ldd "$py"; find "$root$stdlib" "$root${dynload:-$stdlib}" -name '*.so' -exec ldd {} \; ; } 2>/dev/null \
+                  | grep -oE '/[^ ]+\.so[^ ]*' | sort -u); do
+        [ -e "$lib" ] || continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+    tar -C "$root" -cf "$CI_DIR/busybox-python-rootfs.tar" .
+    rm -rf "$root"
+    podman import --change 'CMD ["/bin/sh"]' "$CI_DIR/busybox-python-rootfs.tar" "$PY_IMAGE" >/dev/null
+    rm -f "$CI_DIR/busybox-python-rootfs.tar"
 fi
 
 SOCK="$CI_DIR/podman.sock"
@@ -143,4 +181,7 @@ export TOOLHOST_TEST_SSH_KEY=$SSH_DIR/client_ed25519
 export TOOLHOST_TEST_SSH_KNOWN_HOSTS=$SSH_DIR/known_hosts
 export TOOLHOST_TEST_BWRAP=$(command -v bwrap)
 ENV
+if podman image exists "$PY_IMAGE" 2>/dev/null; then
+    echo "export TOOLHOST_TEST_DOCKER_PYTHON_IMAGE=$PY_IMAGE" >> "$CI_DIR/env"
+fi
 log "ready; test environment in $CI_DIR/env"

@@ -18,9 +18,9 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use tools_core::{CallStatus, Parallelism, ToolContext};
+use tools_core::{CallStatus, DispatchResult, Parallelism, ToolContext};
 
-use crate::dispatch::{CallOutcome, Dispatcher};
+use crate::dispatch::Dispatcher;
 
 /// One call from the model.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -183,7 +183,7 @@ pub fn canonical_path(path: &Path) -> PathBuf {
 }
 
 enum TaskOutcome {
-    Ran(CallOutcome),
+    Ran(DispatchResult),
     NotStarted,
 }
 
@@ -202,7 +202,7 @@ pub async fn dispatch_batch(
 ) -> Vec<ToolMessage> {
     let deadline = options.deadline.map(|d| tokio::time::Instant::now() + d);
     let semaphore = Arc::new(Semaphore::new(options.max_concurrency.max(1)));
-    let mut results: Vec<Option<CallOutcome>> = vec![None; calls.len()];
+    let mut results: Vec<Option<DispatchResult>> = vec![None; calls.len()];
     let segments = plan(dispatcher, calls, &options.context, &options.resolve_path);
     for segment in segments {
         let indices = match segment {
@@ -302,7 +302,7 @@ async fn collect(
     dispatcher: &Dispatcher,
     calls: &[ToolCall],
     running: Vec<Running>,
-    results: &mut [Option<CallOutcome>],
+    results: &mut [Option<DispatchResult>],
     options: &BatchOptions,
     deadline: Option<tokio::time::Instant>,
 ) {
@@ -357,7 +357,7 @@ async fn collect(
 fn joined_outcome(
     name: &str,
     joined: Result<TaskOutcome, tokio::task::JoinError>,
-) -> Option<CallOutcome> {
+) -> Option<DispatchResult> {
     match joined {
         Ok(TaskOutcome::Ran(outcome)) => Some(outcome),
         Ok(TaskOutcome::NotStarted) => None,
@@ -365,30 +365,23 @@ fn joined_outcome(
     }
 }
 
-fn error_outcome(message: String, status: CallStatus) -> CallOutcome {
-    CallOutcome {
-        text: tools_core::result::error_json(message),
-        status,
-    }
-}
-
-fn timed_out(name: &str, deadline: Option<Duration>) -> CallOutcome {
+fn timed_out(name: &str, deadline: Option<Duration>) -> DispatchResult {
     let secs = deadline.map_or(0.0, |d| d.as_secs_f64());
-    error_outcome(
+    DispatchResult::error_with_status(
         format!("Error executing {name}: timed out after {secs}s (batch deadline)"),
         CallStatus::Timeout,
     )
 }
 
-fn cancelled_before_start(name: &str) -> CallOutcome {
-    error_outcome(
+fn cancelled_before_start(name: &str) -> DispatchResult {
+    DispatchResult::error_with_status(
         format!("Tool execution cancelled: {name} was not started because the user interrupted"),
         CallStatus::Cancelled,
     )
 }
 
-fn cancelled_while_running(name: &str) -> CallOutcome {
-    error_outcome(
+fn cancelled_while_running(name: &str) -> DispatchResult {
+    DispatchResult::error_with_status(
         format!("Tool execution cancelled: {name} was interrupted by the user before it finished"),
         CallStatus::Cancelled,
     )

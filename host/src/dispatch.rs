@@ -16,22 +16,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+use tools_core::agent_loop::stub_error;
 use tools_core::availability::panic_message;
 use tools_core::hooks::ToolCallRecord;
 use tools_core::panic_safe::CatchUnwind;
 use tools_core::registry::{run_entry, run_entry_blocking};
-use tools_core::result::error_json;
 use tools_core::{
-    CallStatus, DispatchResult, Hooks, PreToolDecision, Registry, ToolContext, ToolEntry,
+    AgentLoopState, CallStatus, DispatchResult, Hooks, PreToolDecision, Registry, ToolContext,
+    ToolEntry,
 };
 
 use crate::coerce::coerce_args;
 use crate::spill::ResultSpill;
 use crate::validation::validate_args;
-
-/// Tools answered by the agent loop rather than the registry.
-pub const AGENT_LOOP_TOOLS: [&str; 4] = ["todo", "memory", "session_search", "delegate_task"];
 
 /// `[dispatch]` in `config.toml`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -64,28 +62,13 @@ pub trait AgentLoopHandler: Send + Sync {
     fn handle(&self, name: &str, args: &Value, ctx: &ToolContext) -> Option<Value>;
 }
 
-/// The result of one call through the pipeline.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallOutcome {
-    /// Always valid JSON.
-    pub text: String,
-    /// How the call ended.
-    pub status: CallStatus,
-}
-
-impl CallOutcome {
-    fn error(message: impl Into<String>, status: CallStatus) -> Self {
-        CallOutcome {
-            text: error_json(message),
-            status,
-        }
-    }
-}
-
 /// Where a call stands after the checks that precede the handler.
 enum Prepared {
     /// Finished early (error, block, agent-loop answer).
-    Done { outcome: CallOutcome, args: Value },
+    Done {
+        outcome: DispatchResult,
+        args: Value,
+    },
     /// Ready to run.
     Run { entry: Arc<ToolEntry>, args: Value },
 }
@@ -172,7 +155,7 @@ impl Dispatcher {
     }
 
     /// Run one call synchronously; sync handlers run on this thread.
-    pub fn call(&self, name: &str, args_json: &str, ctx: &ToolContext) -> CallOutcome {
+    pub fn call(&self, name: &str, args_json: &str, ctx: &ToolContext) -> DispatchResult {
         let started = self.clock();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             match self.prepare(name, args_json, ctx) {
@@ -191,7 +174,12 @@ impl Dispatcher {
     }
 
     /// Run one call from async code; sync handlers go to the blocking pool.
-    pub async fn call_async(&self, name: &str, args_json: &str, ctx: &ToolContext) -> CallOutcome {
+    pub async fn call_async(
+        &self,
+        name: &str,
+        args_json: &str,
+        ctx: &ToolContext,
+    ) -> DispatchResult {
         let started = self.clock();
         let pipeline = async {
             match self.prepare(name, args_json, ctx) {
@@ -229,7 +217,7 @@ impl Dispatcher {
     fn prepare(&self, name: &str, args_json: &str, ctx: &ToolContext) -> Prepared {
         let Some(entry) = self.registry.get(name) else {
             return Prepared::Done {
-                outcome: CallOutcome::error(
+                outcome: DispatchResult::error_with_status(
                     self.unknown_note
                         .as_ref()
                         .and_then(|note| note(name))
@@ -251,28 +239,26 @@ impl Dispatcher {
         coerce_args(&mut args, &entry.parameters);
         if let Err(problems) = validate_args(&entry, &args) {
             return Prepared::Done {
-                outcome: CallOutcome::error(
+                outcome: DispatchResult::error_with_status(
                     format!("Invalid arguments for {name}: {problems}"),
                     CallStatus::Error,
                 ),
                 args,
             };
         }
-        if AGENT_LOOP_TOOLS.contains(&name) {
+        if AgentLoopState::intercepts(name) {
             let answer = self
                 .agent_loop
                 .as_ref()
                 .and_then(|state| state.handle(name, &args, ctx))
-                .unwrap_or_else(
-                    || json!({"error": format!("{name} must be handled by the agent loop")}),
-                );
+                .unwrap_or_else(|| stub_error(name));
             let status = if tools_core::result::is_error_value(&answer) {
                 CallStatus::Error
             } else {
                 CallStatus::Ok
             };
             return Prepared::Done {
-                outcome: CallOutcome {
+                outcome: DispatchResult {
                     text: tools_core::registry::to_json_text(&answer),
                     status,
                 },
@@ -282,7 +268,7 @@ impl Dispatcher {
         match self.hooks.run_pre_tool_call(name, &args, ctx) {
             PreToolDecision::Allow => Prepared::Run { entry, args },
             PreToolDecision::Block { message } => Prepared::Done {
-                outcome: CallOutcome::error(message, CallStatus::Blocked),
+                outcome: DispatchResult::error_with_status(message, CallStatus::Blocked),
                 args,
             },
             PreToolDecision::Rewrite {
@@ -295,7 +281,7 @@ impl Dispatcher {
                         args: rewritten,
                     },
                     Err(problems) => Prepared::Done {
-                        outcome: CallOutcome::error(
+                        outcome: DispatchResult::error_with_status(
                             format!(
                                 "Arguments rewritten by a pre_tool_call hook are invalid for {name}: {problems}"
                             ),
@@ -316,11 +302,8 @@ impl Dispatcher {
         result: DispatchResult,
         started: Option<Instant>,
         ctx: &ToolContext,
-    ) -> CallOutcome {
-        let mut outcome = CallOutcome {
-            text: result.text,
-            status: result.status,
-        };
+    ) -> DispatchResult {
+        let mut outcome = result;
         if self.hooks.has_result_hooks() {
             let record = ToolCallRecord {
                 tool: &entry.name,
@@ -347,10 +330,10 @@ impl Dispatcher {
         &self,
         name: &str,
         args: &Value,
-        outcome: CallOutcome,
+        outcome: DispatchResult,
         started: Option<Instant>,
         ctx: &ToolContext,
-    ) -> CallOutcome {
+    ) -> DispatchResult {
         if self.hooks.has_result_hooks() {
             self.hooks.run_post_tool_call(&ToolCallRecord {
                 tool: name,
@@ -369,7 +352,7 @@ impl Dispatcher {
         &self,
         name: &str,
         args_json: &str,
-        outcome: &CallOutcome,
+        outcome: &DispatchResult,
         waited: Duration,
         ctx: &ToolContext,
     ) {
@@ -388,30 +371,30 @@ impl Dispatcher {
 }
 
 /// `{"error":"Error executing NAME: MESSAGE"}` for an unexpected pipeline failure.
-pub fn pipeline_failure(name: &str, message: &str) -> CallOutcome {
+pub fn pipeline_failure(name: &str, message: &str) -> DispatchResult {
     tracing::error!(tool = name, %message, "dispatch pipeline failed");
-    CallOutcome::error(
+    DispatchResult::error_with_status(
         format!("Error executing {name}: {message}"),
         CallStatus::Error,
     )
 }
 
 /// Parse the model's argument text: empty means `{}`, anything else must be a JSON object.
-fn parse_args(name: &str, args_json: &str) -> Result<Value, CallOutcome> {
+fn parse_args(name: &str, args_json: &str) -> Result<Value, DispatchResult> {
     let trimmed = args_json.trim();
     if trimmed.is_empty() {
         return Ok(Value::Object(serde_json::Map::new()));
     }
     match serde_json::from_str::<Value>(trimmed) {
         Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(other) => Err(CallOutcome::error(
+        Ok(other) => Err(DispatchResult::error_with_status(
             format!(
                 "Invalid arguments for {name}: expected a JSON object, got {}. The tool was not run.",
                 json_type(&other)
             ),
             CallStatus::Error,
         )),
-        Err(err) => Err(CallOutcome::error(
+        Err(err) => Err(DispatchResult::error_with_status(
             format!(
                 "Invalid JSON arguments for {name}: {err}. Send a JSON object (use {{}} for no arguments). The tool was not run."
             ),

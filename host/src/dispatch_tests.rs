@@ -36,7 +36,7 @@ fn setup(tools: Vec<ToolEntry>) -> (Dispatcher, Arc<Hooks>, tempfile::TempDir) {
     (dispatcher, hooks, dir)
 }
 
-fn call(d: &Dispatcher, name: &str, args: &str) -> CallOutcome {
+fn call(d: &Dispatcher, name: &str, args: &str) -> DispatchResult {
     d.call(name, args, &ToolContext::default())
 }
 

@@ -20,4 +20,4 @@ pub mod validation;
 
 pub use app::{StartOptions, Toolhost};
 pub use batch::{ToolCall, ToolMessage, dispatch_batch};
-pub use dispatch::{CallOutcome, Dispatcher};
+pub use dispatch::Dispatcher;

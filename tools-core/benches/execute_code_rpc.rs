@@ -43,9 +43,12 @@ impl ToolCaller for RegistryCaller {
 
 fn caller() -> Arc<dyn ToolCaller> {
     let registry = Registry::new();
-    let services = Arc::new(tools_core::CoreServices::for_tests(Home::at(
-        "/nonexistent",
-    )));
+    let services = Arc::new(tools_core::CoreServices::new(
+        Home::at("/nonexistent"),
+        tools_core::settings::CoreSettings::default(),
+        Arc::new(tools_core::Hooks::new()),
+        Arc::new(tools_core::approval::AllowAllGate),
+    ));
     tools_core::tools::register_core_tools(&registry, &services);
     registry.register(
         tools_core::ToolEntry::builder("noop", "bench")

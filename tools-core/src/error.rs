@@ -62,6 +62,11 @@ impl ToolError {
         }
     }
 
+    /// What the model reads for this error: `Tool execution failed: KIND: MESSAGE`.
+    pub fn failure_message(&self) -> String {
+        format!("Tool execution failed: {}: {}", self.kind(), self)
+    }
+
     /// Shorthand for [`ToolError::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ToolError::Io {

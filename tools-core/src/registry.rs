@@ -43,21 +43,28 @@ pub enum RegisterOutcome {
     },
 }
 
-/// A dispatch result: the JSON string for the model and how the call ended.
+/// The result of one call, from the registry or through the host's whole dispatch
+/// pipeline: the JSON string for the model and how the call ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DispatchResult {
     /// Always valid JSON.
     pub text: String,
-    /// `Ok` or `Error` at this level (the pipeline adds `Blocked`, `Timeout`, ...).
+    /// `Ok` or `Error` from the registry; the pipeline adds `Blocked`, `Timeout`,
+    /// `Cancelled`.
     pub status: CallStatus,
 }
 
 impl DispatchResult {
     /// An error result with `status = Error`.
     pub fn error(message: impl Into<String>) -> Self {
+        Self::error_with_status(message, CallStatus::Error)
+    }
+
+    /// `{"error": message}` with the given status (`Blocked`, `Timeout`, ...).
+    pub fn error_with_status(message: impl Into<String>, status: CallStatus) -> Self {
         DispatchResult {
             text: error_json(message),
-            status: CallStatus::Error,
+            status,
         }
     }
 
@@ -71,9 +78,7 @@ impl DispatchResult {
                 },
                 text: to_json_text(&value),
             },
-            Err(err) => {
-                DispatchResult::error(format!("Tool execution failed: {}: {}", err.kind(), err))
-            }
+            Err(err) => DispatchResult::error(err.failure_message()),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::approval::{AllowAllGate, ApprovalGate};
+use crate::approval::ApprovalGate;
 #[cfg(unix)]
 use crate::code_exec::ToolCallerSlot;
 use crate::cron::CronService;
@@ -94,13 +94,15 @@ impl CoreServices {
     }
 
     /// Services with default settings, fresh hooks and the allow-all gate (tests):
-    /// local files in the process's directory, questions on the terminal.
+    /// local files in the process's directory, questions on the terminal. Only with the
+    /// `test-support` feature (other crates' `[dev-dependencies]`).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn for_tests(home: Home) -> Self {
         Self::new(
             home,
             CoreSettings::default(),
             Arc::new(Hooks::new()),
-            Arc::new(AllowAllGate),
+            Arc::new(crate::approval::AllowAllGate),
         )
     }
 

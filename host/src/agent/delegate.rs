@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 use tools_core::ToolContext;
 use tools_core::result::tool_error;
+use tools_core::tools::args::parse;
 
 use super::assemble::Agent;
 use super::background::Background;
@@ -45,9 +46,9 @@ pub struct DelegateArgs {
 
 /// Run `delegate_task` for `parent` (blocking this thread while the children run).
 pub fn delegate_task(parent: &Agent, args: &Value, ctx: &ToolContext) -> Value {
-    let args: DelegateArgs = match serde_json::from_value(args.clone()) {
+    let args: DelegateArgs = match parse(args.clone()) {
         Ok(args) => args,
-        Err(err) => return tool_error(format!("Invalid arguments for delegate_task: {err}")),
+        Err(err) => return err.to_result(),
     };
     let max_children = parent.shared.delegation.max_concurrent_children.max(1);
     if parent.depth >= parent.shared.delegation.max_spawn_depth {

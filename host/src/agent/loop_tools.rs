@@ -36,3 +36,25 @@ impl AgentLoopHandler for LoopTools {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tools_core::tools::args_check::check;
+    use tools_core::{CoreServices, Home};
+
+    use super::super::delegate::DelegateArgs;
+    use super::super::session_search::SessionSearchArgs;
+
+    /// The loop answers these tools with its own argument structs; their schemas are
+    /// the core tools' (the rest are checked in tools-core).
+    #[test]
+    fn loop_argument_structs_match_the_core_schemas() {
+        let services = Arc::new(CoreServices::for_tests(Home::at("/nonexistent")));
+        let session_search = tools_core::tools::session_search::build(&services).unwrap();
+        check::<SessionSearchArgs>(&session_search.parameters, &[]).unwrap();
+        let delegate = tools_core::tools::delegate_task::build(&services).unwrap();
+        check::<DelegateArgs>(&delegate.parameters, &[]).unwrap();
+    }
+}

@@ -17,6 +17,8 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use tools_core::tools::args::{lenient, parse};
+
 use super::sessions::{SessionError, SessionInfo, SessionStore, StoredMessage};
 
 /// FTS rows scanned before deduplication.
@@ -31,6 +33,8 @@ const BOOKEND: usize = 3;
 #[serde(default)]
 pub struct SessionSearchArgs {
     query: Option<String>,
+    /// Read leniently, as Hermes does (`int(limit)`, else 3).
+    #[serde(deserialize_with = "lenient::int")]
     limit: Option<i64>,
     sort: Option<String>,
     session_id: Option<String>,
@@ -42,9 +46,9 @@ pub struct SessionSearchArgs {
 
 /// Run `session_search` with `args` for the session `current` (its lineage is skipped).
 pub fn session_search(store: &SessionStore, args: &Value, current: &str) -> Value {
-    let args: SessionSearchArgs = match serde_json::from_value(args.clone()) {
+    let args: SessionSearchArgs = match parse(args.clone()) {
         Ok(args) => args,
-        Err(err) => return failure(format!("invalid arguments: {err}")),
+        Err(err) => return failure(err.failure_message()),
     };
     match run(store, &args, current) {
         Ok(value) => value,

@@ -69,12 +69,19 @@ fn errors_are_json_the_model_can_read() {
         json!({"query": "\"unbalanced"}),
         json!({"profile": "work"}),
         json!({"session_id": "now", "around_message_id": 1}),
-        json!({"limit": "many"}),
+        json!({"around_message_id": "many"}),
     ] {
         let r = session_search(&s, &args, "now");
         assert_eq!(r["success"], false, "{args} -> {r}");
         assert!(r["error"].is_string());
     }
+}
+
+#[test]
+fn limit_is_read_leniently_like_hermes() {
+    let (_dir, s) = store_with_sessions();
+    let r = session_search(&s, &json!({"limit": "many"}), "now");
+    assert_ne!(r["success"], false, "{r}");
 }
 
 #[test]

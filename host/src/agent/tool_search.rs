@@ -11,7 +11,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
+use tools_core::tools::args::{lenient, parse};
 
 use super::assemble::ToolOffer;
 use crate::toolsets::is_core_tool;
@@ -23,6 +25,36 @@ const DEFAULT_LIMIT: usize = 5;
 const MAX_LIMIT: usize = 20;
 /// Characters of a description shown in search results.
 const DESCRIPTION_CHARS: usize = 400;
+
+/// `tool_search`'s arguments.
+#[derive(Debug, Deserialize)]
+pub struct SearchArgs {
+    /// Keywords (blank: "query is required").
+    #[serde(default, deserialize_with = "lenient::string")]
+    query: Option<String>,
+    /// Matches returned (default 5, at most 20).
+    #[serde(default, deserialize_with = "lenient::int")]
+    limit: Option<i64>,
+}
+
+/// `tool_describe`'s arguments.
+#[derive(Debug, Deserialize)]
+pub struct DescribeArgs {
+    /// The deferred tool.
+    #[serde(default, deserialize_with = "lenient::string")]
+    name: Option<String>,
+}
+
+/// `tool_call`'s arguments.
+#[derive(Debug, Default, Deserialize)]
+pub struct CallArgs {
+    /// The deferred tool to run.
+    #[serde(default, deserialize_with = "lenient::string")]
+    name: Option<String>,
+    /// Its arguments: an object, or JSON text of one (`null` or absent: none).
+    #[serde(default)]
+    arguments: Option<Value>,
+}
 
 /// The deferred tools of an agent whose offer was split.
 #[derive(Clone, Debug, Default)]
@@ -91,18 +123,18 @@ impl ToolSearch {
 
     /// Answer `tool_search`.
     pub fn search(&self, args: &Value) -> Value {
-        let query = args
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .trim();
+        let args: SearchArgs = match parse(args.clone()) {
+            Ok(args) => args,
+            Err(err) => return err.to_result(),
+        };
+        let query = args.query.as_deref().unwrap_or_default().trim();
         if query.is_empty() {
             return json!({"error": "query is required"});
         }
         let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_LIMIT, |l| (l as usize).clamp(1, MAX_LIMIT));
+            .limit
+            .and_then(|l| usize::try_from(l).ok())
+            .map_or(DEFAULT_LIMIT, |l| l.clamp(1, MAX_LIMIT));
         let docs: Vec<Vec<String>> = self.deferred.iter().map(search_tokens).collect();
         let query_tokens = tokenize(query);
         let mut scored: Vec<(f64, usize)> = bm25(&query_tokens, &docs)
@@ -142,11 +174,11 @@ impl ToolSearch {
 
     /// Answer `tool_describe`.
     pub fn describe(&self, args: &Value) -> Value {
-        let name = args
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .trim();
+        let args: DescribeArgs = match parse(args.clone()) {
+            Ok(args) => args,
+            Err(err) => return err.to_result(),
+        };
+        let name = args.name.as_deref().unwrap_or_default().trim();
         if name.is_empty() {
             return json!({"error": "name is required"});
         }
@@ -165,12 +197,12 @@ impl ToolSearch {
 
     /// The real call behind a `tool_call`: its name and argument text.
     pub fn unwrap_call(&self, arguments: &str) -> Result<(String, String), String> {
-        let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-        let name = args
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .trim();
+        // Text that is not a JSON object reads as no arguments ("requires a 'name'").
+        let args: CallArgs = serde_json::from_str::<Value>(arguments)
+            .ok()
+            .and_then(|value| parse(value).ok())
+            .unwrap_or_default();
+        let name = args.name.as_deref().unwrap_or_default().trim();
         if name.is_empty() {
             return Err("tool_call requires a 'name' argument".into());
         }
@@ -184,11 +216,11 @@ impl ToolSearch {
                 "'{name}' is not available in this session. Use tool_search to find tools you can call."
             ));
         }
-        let inner = match args.get("arguments") {
-            None | Some(Value::Null) => json!({}),
-            Some(Value::String(text)) => serde_json::from_str(text)
+        let inner = match args.arguments {
+            None => json!({}),
+            Some(Value::String(text)) => serde_json::from_str(&text)
                 .map_err(|e| format!("tool_call 'arguments' is not valid JSON: {e}"))?,
-            Some(other) => other.clone(),
+            Some(other) => other,
         };
         if !inner.is_object() {
             return Err("tool_call 'arguments' must be an object".into());
@@ -279,6 +311,16 @@ fn bridge_schemas(deferred: usize) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bridge_argument_structs_match_their_schemas() {
+        use tools_core::tools::args_check::check;
+        let schemas = bridge_schemas(1);
+        let parameters = |i: usize| &schemas[i]["function"]["parameters"];
+        check::<SearchArgs>(parameters(0), &[]).unwrap();
+        check::<DescribeArgs>(parameters(1), &[]).unwrap();
+        check::<CallArgs>(parameters(2), &[]).unwrap();
+    }
 
     fn def(name: &str, description: &str) -> Value {
         json!({"type": "function", "function": {"name": name, "description": description,

@@ -2,7 +2,8 @@
 //! [--disable C]`.
 //!
 //! `list` connects to every configured server and reports each: transport, status, tool
-//! count, last error; it exits 1 when a server failed, with one stderr line per failed
+//! count, last error, and the tools it offered that toolhost left out for a reason other
+//! than the section's own filter; it exits 1 when a server failed, with one stderr line per failed
 //! server (its error and the last line of its stderr). With `--json`: an array of
 //! `{"name","transport","status","tool_count","tools","skipped_tools","last_error",
 //! "pid","server_version","stderr_tail"}`.
@@ -191,6 +192,16 @@ pub fn status_table(statuses: &[ServerStatus]) -> String {
             s.tools.len(),
             error
         ));
+        for skipped in s
+            .skipped_tools
+            .iter()
+            .filter(|t| t.reason != crate::mcp::registration::FILTERED)
+        {
+            out.push_str(&format!(
+                "{:width$}    left out: {}: {}\n",
+                "", skipped.raw_name, skipped.reason
+            ));
+        }
         if matches!(s.state, ServerState::Failed | ServerState::Disconnected)
             && !s.stderr_tail.is_empty()
         {
@@ -299,6 +310,14 @@ mod tests {
     fn table_and_json() {
         let mut ok = ServerStatus::inert("time", "stdio", ServerState::Connected, None);
         ok.tools = vec!["mcp__time__a".into(), "mcp__time__b".into()];
+        let skipped = |name: &str, reason: &str| crate::mcp::registration::SkippedTool {
+            raw_name: name.into(),
+            reason: reason.into(),
+        };
+        ok.skipped_tools = vec![
+            skipped("mine", crate::mcp::registration::FILTERED),
+            skipped("research", crate::mcp::task_support::REASON),
+        ];
         let mut bad = ServerStatus::inert(
             "broken",
             "stdio",
@@ -319,6 +338,13 @@ mod tests {
         );
         assert!(
             lines[4].contains("connected") && lines[4].contains("    2  "),
+            "{table}"
+        );
+        assert_eq!(lines.len(), 6, "only the unfiltered skip is shown: {table}");
+        assert!(
+            lines[5]
+                .trim_start()
+                .starts_with("left out: research: the server requires calling it as an MCP task"),
             "{table}"
         );
         let value = status_json(&ok);

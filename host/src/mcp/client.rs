@@ -21,7 +21,7 @@ use super::listing_cache::ListingCache;
 use super::registration::{self, Registration, SkippedTool};
 use super::results::{call_result_value, error_value};
 use super::secrets::redact;
-use super::session::{CallFailure, Session};
+use super::session::{CallFailure, Session, ToolListing};
 use super::status::{ServerState, ServerStatus};
 use super::stderr_ring::StderrRing;
 
@@ -93,22 +93,22 @@ impl ServerClient {
     /// Register the tools of a cached listing without connecting; the first call
     /// connects. False (nothing registered) when there is no usable listing.
     pub fn adopt_cached(&self) -> bool {
-        let Some(tools) = self.cache.as_ref().and_then(|c| c.load(&self.config)) else {
+        let Some(listing) = self.cache.as_ref().and_then(|c| c.load(&self.config)) else {
             return false;
         };
         let Some(me) = self.me.upgrade() else {
             return false;
         };
         let previous = self.tracked().registration.registered.clone();
-        let registration = registration::register_tools(&self.registry, &me, &tools, &previous);
+        let registration = registration::register_tools(&self.registry, &me, &listing, &previous);
         tracing::debug!(server = %self.config.name, tools = registration.registered.len(), "MCP tools from the cached listing");
         self.tracked().registration = registration;
         true
     }
 
-    fn cache_listing(&self, tools: &[rmcp::model::Tool]) {
+    fn cache_listing(&self, listing: &ToolListing) {
         if let Some(cache) = &self.cache {
-            cache.store(&self.config, tools);
+            cache.store(&self.config, listing);
         }
     }
 

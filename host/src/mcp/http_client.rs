@@ -8,10 +8,14 @@
 //! call waits for its whole timeout. Here an id-less JSON-RPC error answering a request
 //! sent with a session id is reported as the expired session it means, so the session
 //! is re-initialised at once.
+//!
+//! The data of every server-sent event is also shown to the connection's
+//! [`TaskSupportTap`] on its way to rmcp (see `task_support.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -21,17 +25,41 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
+use super::task_support::TaskSupportTap;
+
 /// rmcp's reqwest client, treating a session-lost 400 like a 404.
 #[derive(Clone, Debug)]
 pub struct SessionAwareClient {
     inner: reqwest::Client,
+    tap: Arc<TaskSupportTap>,
 }
 
-impl Default for SessionAwareClient {
-    fn default() -> Self {
+impl SessionAwareClient {
+    /// A client showing the server's events to `tap`.
+    pub fn new(tap: Arc<TaskSupportTap>) -> Self {
         crate::tls::install_ring_provider();
-        Self {
+        SessionAwareClient {
             inner: reqwest::Client::default(),
+            tap,
+        }
+    }
+
+    /// `response` with its event stream (if any) shown to the tap.
+    fn tapped(&self, response: PostResult) -> PostResult {
+        match response {
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
+                let tap = Arc::clone(&self.tap);
+                let stream = stream.inspect(move |event| {
+                    if let Ok(Sse {
+                        data: Some(data), ..
+                    }) = event
+                    {
+                        tap.observe(data.as_bytes());
+                    }
+                });
+                Ok(StreamableHttpPostResponse::Sse(stream.boxed(), session))
+            }
+            other => other,
         }
     }
 }
@@ -72,7 +100,7 @@ impl StreamableHttpClient for SessionAwareClient {
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
-        corrected(had_session, response)
+        self.tapped(corrected(had_session, response))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -96,7 +124,7 @@ impl StreamableHttpClient for SessionAwareClient {
                 max_sse_event_size,
             )
             .await;
-        corrected(had_session, response)
+        self.tapped(corrected(had_session, response))
     }
 
     async fn post_message_with_response_limits(
@@ -120,7 +148,7 @@ impl StreamableHttpClient for SessionAwareClient {
                 limits,
             )
             .await;
-        corrected(had_session, response)
+        self.tapped(corrected(had_session, response))
     }
 
     async fn delete_session(

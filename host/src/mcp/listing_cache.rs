@@ -2,7 +2,8 @@
 //! `schema`, `toolsets`, `dispatch` before its first MCP call) do not start the server.
 //!
 //! Every successful `tools/list` of a server is saved as
-//! `<home>/state/mcp-tools/<server>.json`: `{"key", "written", "tools"}`. A listing is
+//! `<home>/state/mcp-tools/<server>.json`: `{"key", "written", "tools",
+//! "task_required"}` (the task-only tools, which are left out). A listing is
 //! used only while it is fresh ([`MAX_AGE`]) and its `key` matches the server's section
 //! as resolved now (transport, command, arguments, environment, URL, headers, filter,
 //! toolhost's version), so editing the section or upgrading toolhost invalidates it; the
@@ -12,12 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::Tool;
 use serde_json::{Value, json};
 use tools_core::stable_hash::fnv1a;
 
 use super::config::ResolvedServer;
 use super::naming::sanitize;
+use super::session::ToolListing;
 
 /// How long a listing is trusted.
 pub const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
@@ -40,7 +41,7 @@ impl ListingCache {
 
     /// The cached tools of `server`, when the listing is fresh and was made for the
     /// section as it is now.
-    pub fn load(&self, server: &ResolvedServer) -> Option<Vec<Tool>> {
+    pub fn load(&self, server: &ResolvedServer) -> Option<ToolListing> {
         let text = std::fs::read_to_string(self.file(&server.name)).ok()?;
         let value: Value = serde_json::from_str(&text).ok()?;
         if value.get("key").and_then(Value::as_str) != Some(key(server).as_str()) {
@@ -51,15 +52,20 @@ impl ListingCache {
         if Duration::from_secs(age) > MAX_AGE {
             return None;
         }
-        serde_json::from_value(value.get("tools")?.clone()).ok()
+        Some(ToolListing {
+            tools: serde_json::from_value(value.get("tools")?.clone()).ok()?,
+            // A listing without the field predates it: not trusted to be complete.
+            task_required: serde_json::from_value(value.get("task_required")?.clone()).ok()?,
+        })
     }
 
     /// Save `tools` as the listing of `server` (failures are logged, never fatal).
-    pub fn store(&self, server: &ResolvedServer, tools: &[Tool]) {
+    pub fn store(&self, server: &ResolvedServer, listing: &ToolListing) {
         let value = json!({
             "key": key(server),
             "written": now_secs(),
-            "tools": tools,
+            "tools": listing.tools,
+            "task_required": listing.task_required,
         });
         let path = self.file(&server.name);
         let saved = std::fs::create_dir_all(&self.dir).and_then(|()| {
@@ -103,6 +109,7 @@ fn now_secs() -> u64 {
 mod tests {
     use super::*;
     use crate::mcp::McpServerConfig;
+    use rmcp::model::Tool;
 
     fn server(command: &str) -> ResolvedServer {
         let config: McpServerConfig = toml::from_str(&format!("command = {command:?}")).unwrap();
@@ -113,27 +120,39 @@ mod tests {
         serde_json::from_value(json!({"name": name, "inputSchema": {"type": "object"}})).unwrap()
     }
 
+    fn listing(names: &[&str], task_required: &[&str]) -> ToolListing {
+        ToolListing {
+            tools: names.iter().map(|n| tool(n)).collect(),
+            task_required: task_required.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
     #[test]
     fn a_listing_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let cache = ListingCache::new(dir.path());
         let s = server("a");
         assert!(cache.load(&s).is_none());
-        cache.store(&s, &[tool("x"), tool("y")]);
-        let names: Vec<String> = cache
-            .load(&s)
-            .unwrap()
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect();
-        assert_eq!(names, ["x", "y"]);
+        let stored = listing(&["x", "y", "r"], &["r"]);
+        cache.store(&s, &stored);
+        assert_eq!(cache.load(&s), Some(stored));
+    }
+
+    #[test]
+    fn a_listing_without_the_task_only_tools_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ListingCache::new(dir.path());
+        let s = server("a");
+        let value = json!({"key": key(&s), "written": now_secs(), "tools": [tool("x")]});
+        std::fs::write(dir.path().join("s.json"), value.to_string()).unwrap();
+        assert!(cache.load(&s).is_none());
     }
 
     #[test]
     fn a_changed_section_invalidates_the_listing() {
         let dir = tempfile::tempdir().unwrap();
         let cache = ListingCache::new(dir.path());
-        cache.store(&server("a"), &[tool("x")]);
+        cache.store(&server("a"), &listing(&["x"], &[]));
         assert!(cache.load(&server("b")).is_none());
     }
 
@@ -143,7 +162,8 @@ mod tests {
         let cache = ListingCache::new(dir.path());
         let s = server("a");
         let old = now_secs() - MAX_AGE.as_secs() - 10;
-        let value = json!({"key": key(&s), "written": old, "tools": [tool("x")]});
+        let value =
+            json!({"key": key(&s), "written": old, "tools": [tool("x")], "task_required": []});
         std::fs::write(dir.path().join("s.json"), value.to_string()).unwrap();
         assert!(cache.load(&s).is_none());
     }

@@ -161,6 +161,21 @@ fn explain_unknown(name: &str, status: &ServerStatus) -> String {
             format!("Unknown tool: {name}. MCP server '{server}' is not connected{why}")
         }
         ServerState::Connected => {
+            let prefix = format!(
+                "{}{}__",
+                super::naming::PREFIX,
+                super::naming::sanitize(server)
+            );
+            if let Some(skipped) = status
+                .skipped_tools
+                .iter()
+                .find(|t| format!("{prefix}{}", super::naming::sanitize(&t.raw_name)) == name)
+            {
+                return format!(
+                    "Unknown tool: {name}. MCP server '{server}' offers {} but toolhost left it out: {}",
+                    skipped.raw_name, skipped.reason
+                );
+            }
             let mut tools = status.tools.clone();
             tools.truncate(20);
             format!(

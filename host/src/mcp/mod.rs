@@ -32,6 +32,8 @@ pub mod server;
 pub mod session;
 pub mod status;
 pub mod stderr_ring;
+pub mod stdout_tap;
+pub mod task_support;
 pub mod upstream;
 
 pub use config::McpServerConfig;

@@ -3,7 +3,8 @@
 //! Each tool passing the server's include/exclude filter becomes `mcp__<server>__<tool>`
 //! in toolset `mcp-<server>` (with the alias `<server>`), source `mcp <server>`, with an
 //! async handler that forwards the call. Built-in and plugin tools win: an MCP tool whose
-//! name is taken by a non-MCP tool is skipped with a warning. Re-registering (reconnect,
+//! name is taken by a non-MCP tool is skipped with a warning. A tool that can only be
+//! called as an MCP task is skipped too (`task_support.rs`). Re-registering (reconnect,
 //! `tools/list_changed`) replaces the server's tools and removes the ones it no longer
 //! offers.
 
@@ -17,11 +18,16 @@ use tools_core::{Parallelism, Registry, ToolEntry, ToolHandler, ToolSource};
 use super::client::ServerClient;
 use super::naming::NameAllocator;
 use super::results::error_value;
+use super::session::ToolListing;
+use super::task_support;
 
 /// The toolset of a server's tools.
 pub fn toolset_name(server: &str) -> String {
     format!("mcp-{server}")
 }
+
+/// Why a tool the user's include/exclude filter left out was skipped.
+pub const FILTERED: &str = "excluded by tools.include/tools.exclude";
 
 /// A tool that was not registered, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,14 +70,15 @@ pub fn allocate_names(
         .collect()
 }
 
-/// Register `tools` of `client`'s server, replacing what it registered before
-/// (`previous`).
+/// Register the tools of `listing` of `client`'s server, replacing what it registered
+/// before (`previous`).
 pub fn register_tools(
     registry: &Registry,
     client: &Arc<ServerClient>,
-    tools: &[Tool],
+    listing: &ToolListing,
     previous: &[String],
 ) -> Registration {
+    let tools = &listing.tools;
     let server = client.name();
     let toolset = toolset_name(server);
     let names = allocate_names(
@@ -79,7 +86,7 @@ pub fn register_tools(
         tools
             .iter()
             .map(|t| t.name.to_string())
-            .filter(|raw| client.filter().allows(raw)),
+            .filter(|raw| client.filter().allows(raw) && !listing.task_required.contains(raw)),
     );
     let mut report = Registration::default();
     for tool in tools {
@@ -87,7 +94,15 @@ pub fn register_tools(
         if !client.filter().allows(&raw) {
             report.skipped.push(SkippedTool {
                 raw_name: raw,
-                reason: "excluded by tools.include/tools.exclude".into(),
+                reason: FILTERED.into(),
+            });
+            continue;
+        }
+        if listing.task_required.contains(&raw) {
+            task_support::warn_once(server, &raw);
+            report.skipped.push(SkippedTool {
+                raw_name: raw,
+                reason: task_support::REASON.into(),
             });
             continue;
         }

@@ -4,9 +4,9 @@
 //! calling a tool with a timeout and cancellation, and closing. Everything above works
 //! with [`Session`], [`CallFailure`] and plain JSON.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::ServiceExt as _;
@@ -25,6 +25,8 @@ use super::config::{ResolvedServer, TransportConfig};
 use super::error::McpError;
 use super::process::{self, SHUTDOWN_STEP, StdioProcess};
 use super::stderr_ring::StderrRing;
+use super::stdout_tap::StdoutTap;
+use super::task_support::TaskSupportTap;
 
 /// Lines of stderr quoted in error messages.
 const STDERR_TAIL_LINES: usize = 12;
@@ -52,6 +54,15 @@ impl CallFailure {
     }
 }
 
+/// A server's tools as listed, with what rmcp's [`Tool`] cannot hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolListing {
+    /// Every tool (all pages).
+    pub tools: Vec<Tool>,
+    /// Raw names of the tools that can only be called as MCP tasks (`task_support.rs`).
+    pub task_required: BTreeSet<String>,
+}
+
 /// A connected server.
 pub struct Session {
     server: String,
@@ -62,6 +73,7 @@ pub struct Session {
     stderr: StderrRing,
     server_version: Option<String>,
     broken: AtomicBool,
+    tap: Arc<TaskSupportTap>,
 }
 
 impl std::fmt::Debug for Session {
@@ -81,6 +93,7 @@ impl Session {
         tools_changed: Option<ToolsChanged>,
     ) -> Result<Session, McpError> {
         let handler = McpClientHandler::new(&server.name, tools_changed);
+        let tap = Arc::new(TaskSupportTap::new());
         match &server.transport {
             TransportConfig::Stdio {
                 command,
@@ -97,6 +110,7 @@ impl Session {
                     stderr.clone(),
                 )?;
                 let pid = process.pid();
+                let stdout = StdoutTap::new(stdout, Arc::clone(&tap));
                 match handler.serve((stdout, stdin)).await {
                     Ok(service) => Ok(Session::new(
                         &server.name,
@@ -104,6 +118,7 @@ impl Session {
                         Some(process),
                         Some(pid),
                         stderr,
+                        tap,
                     )),
                     Err(err) => {
                         let message = with_process_context(err.to_string(), &process).await;
@@ -120,7 +135,7 @@ impl Session {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(http_headers(&server.name, headers)?);
                 let transport = StreamableHttpClientTransport::with_client(
-                    super::http_client::SessionAwareClient::default(),
+                    super::http_client::SessionAwareClient::new(Arc::clone(&tap)),
                     config,
                 );
                 let service = handler
@@ -131,7 +146,7 @@ impl Session {
                         stage: "initialize",
                         message: format!("{err} (url {url})"),
                     })?;
-                Ok(Session::new(&server.name, service, None, None, stderr))
+                Ok(Session::new(&server.name, service, None, None, stderr, tap))
             }
         }
     }
@@ -142,6 +157,7 @@ impl Session {
         process: Option<StdioProcess>,
         pid: Option<u32>,
         stderr: StderrRing,
+        tap: Arc<TaskSupportTap>,
     ) -> Session {
         let server_version = service
             .peer()
@@ -157,6 +173,7 @@ impl Session {
             stderr,
             server_version,
             broken: AtomicBool::new(false),
+            tap,
         }
     }
 
@@ -200,15 +217,21 @@ impl Session {
     }
 
     /// Every tool the server offers (all pages).
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, McpError> {
-        self.peer
+    pub async fn list_tools(&self) -> Result<ToolListing, McpError> {
+        self.tap.reset();
+        let tools = self
+            .peer
             .list_all_tools()
             .await
             .map_err(|err| McpError::Protocol {
                 server: self.server.clone(),
                 stage: "tools/list",
                 message: err.to_string(),
-            })
+            })?;
+        Ok(ToolListing {
+            tools,
+            task_required: self.tap.required(),
+        })
     }
 
     /// Call `tool` with `arguments`, bounded by `timeout`; `cancel` sends

@@ -119,6 +119,7 @@ fn discovery_registers_named_filtered_tools() {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|t| t["reason"] == "excluded by tools.include/tools.exclude")
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(skipped, vec!["echo", "get-tiny-image"]);

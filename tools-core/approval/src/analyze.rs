@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use regex::Regex;
 use toolhost_text::LiteralRegex;
 
+use super::downloads::Downloads;
 use super::expand;
 use super::normalize::{is_ambiguous, normalize};
 use super::rules::{self, Rule};
@@ -36,6 +37,9 @@ pub(crate) struct Analyzer {
     /// Files written earlier in the command, with what they contain as far as known
     /// (`Produced` when unknown), so running or sourcing them is judged by that content.
     written: Vec<(String, Source)>,
+    /// Files a downloader wrote in earlier commands of the same task (keys as in
+    /// `written`), given by the gate: running one is `exec.run_downloaded`.
+    pub earlier_downloads: Vec<String>,
     /// Symbolic and hard links made earlier in the command (`ln -s TARGET LINK`): link
     /// path, target path. Paths through them are judged by where they lead.
     links: Vec<(String, String)>,
@@ -469,9 +473,10 @@ impl Analyzer {
         self.written.push((key, content));
     }
 
-    /// What a file written earlier in the command contains, if it was.
+    /// What a file written earlier in the command contains, if it was; a file an
+    /// earlier command of the task downloaded counts as remote content too.
     pub(crate) fn written_file(&self, path: &Arg<'_>) -> Option<Source> {
-        if path.dynamic || self.written.is_empty() {
+        if path.dynamic || (self.written.is_empty() && self.earlier_downloads.is_empty()) {
             return None;
         }
         let key = file_key(self.resolve(path).as_str());
@@ -480,6 +485,41 @@ impl Analyzer {
             .rev()
             .find(|(p, _)| *p == key)
             .map(|(_, s)| s.clone())
+            .or_else(|| self.downloaded_earlier(&key).then_some(Source::Remote))
+    }
+
+    /// True when an earlier command of the task downloaded `key` — the same path, or
+    /// one with the same file name (the working directory may have changed between the
+    /// commands; a false alarm here only asks).
+    fn downloaded_earlier(&self, key: &str) -> bool {
+        let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+        self.earlier_downloads
+            .iter()
+            .any(|d| d == key || name(d) == name(key))
+    }
+
+    /// Flag running the downloaded file `path`: downloaded in this command, or in an
+    /// earlier one.
+    pub(crate) fn flag_downloaded_run(&mut self, path: &Arg<'_>) {
+        let key = file_key(self.resolve(path).as_str());
+        if self.written.iter().any(|(p, _)| *p == key) {
+            self.flag_rule(&rules::DOWNLOAD_THEN_RUN);
+        } else {
+            self.flag_rule(&rules::RUN_EARLIER_DOWNLOAD);
+        }
+    }
+
+    /// What this command leaves downloaded, for the task's next commands.
+    pub(crate) fn downloads(&self) -> Downloads {
+        let mut out = Downloads::default();
+        for (path, content) in &self.written {
+            if *content == Source::Remote {
+                out.fetched.push(path.clone());
+            } else {
+                out.replaced.push(path.clone());
+            }
+        }
+        out
     }
 
     /// Remember a file made executable.
@@ -498,7 +538,7 @@ impl Analyzer {
             Source::Literal(text) => {
                 self.script(&text);
             }
-            Source::Remote => self.flag_rule(&rules::DOWNLOAD_THEN_RUN),
+            Source::Remote => self.flag_downloaded_run(path),
             Source::Decoded => self.flag_rule(&rules::DECODED_TO_SHELL),
             Source::Produced | Source::Plain => self.flag_rule(&rules::UNRESOLVED),
         }

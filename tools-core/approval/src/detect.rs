@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::analyze::Analyzer;
+use super::downloads::Downloads;
 use super::model::{Arg, Cmd, Placement, Source};
 use super::rules;
 use super::shell;
@@ -34,30 +35,52 @@ pub fn detect_full_parser(command: &str) -> Verdict {
     analyze(command, true).0
 }
 
+/// Judge one command of a task whose earlier commands downloaded `earlier` (paths as
+/// [`Downloads::fetched`] gave them): running one of those is `exec.run_downloaded`.
+/// Also returns what this command downloads, for the task's next commands.
+pub fn detect_in_task(command: &str, earlier: &[String]) -> (Verdict, Downloads) {
+    let (verdict, _, downloads) = analyze_seeded(command, false, earlier);
+    (verdict, downloads)
+}
+
 /// Judge one command; `full_parser` bypasses the fast path. Returns the verdict and whether
 /// the fast path read it.
 pub(crate) fn analyze(command: &str, full_parser: bool) -> (Verdict, bool) {
+    let (verdict, fast, _) = analyze_seeded(command, full_parser, &[]);
+    (verdict, fast)
+}
+
+fn analyze_seeded(
+    command: &str,
+    full_parser: bool,
+    earlier: &[String],
+) -> (Verdict, bool, Downloads) {
     if command.len() > MAX_COMMAND_BYTES {
         return (
             Verdict::from_findings(vec![Finding::new(&rules::TOO_LARGE)]),
             false,
+            Downloads::default(),
         );
     }
     let run = catch_unwind(AssertUnwindSafe(|| {
         let mut az = Analyzer::new();
         az.force_full_parser = full_parser;
+        az.earlier_downloads = earlier.to_vec();
         az.script(command);
-        (az.findings, az.used_fast_path)
+        let downloads = az.downloads();
+        (az.findings, az.used_fast_path, downloads)
     }));
     match run {
-        Ok((findings, fast)) => (Verdict::from_findings(findings), fast),
+        Ok((findings, fast, downloads)) => (Verdict::from_findings(findings), fast, downloads),
         Err(_) => {
             let mut az = Analyzer::new();
+            az.earlier_downloads = earlier.to_vec();
             az.flag_rule(&rules::UNPARSEABLE);
             // The crude split never calls the parser at depth 0, but payloads it finds
             // might; guard again.
             let _ = catch_unwind(AssertUnwindSafe(|| crude_split(&mut az, command)));
-            (Verdict::from_findings(az.findings), false)
+            let downloads = az.downloads();
+            (Verdict::from_findings(az.findings), false, downloads)
         }
     }
 }

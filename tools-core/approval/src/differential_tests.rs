@@ -16,7 +16,8 @@
 //! argv, in its working directory) or whose canary damage show a dangerous effect, while
 //! the detector said benign, is a miss. A flagged command that recorded nothing dangerous
 //! is a false-positive candidate (expected: stdin payloads and deferred code never reach a
-//! shim). Needs `TOOLHOST_TEST_BWRAP` (the bubblewrap binary).
+//! shim). Needs `TOOLHOST_TEST_BWRAP` (the bubblewrap binary). `benches/differential.rs`
+//! runs the same harness outside the test runner and prints the counts.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -364,25 +365,44 @@ fn run_one(bwrap: &str, command: &str) -> Effect {
     }
 }
 
-fn bwrap() -> String {
+pub(super) fn bwrap() -> String {
     std::env::var("TOOLHOST_TEST_BWRAP").unwrap_or_else(|_| {
         panic!("TOOLHOST_TEST_BWRAP is not set: the differential harness needs bubblewrap")
     })
 }
 
-#[test]
-#[ignore = "needs bwrap"]
-fn no_command_that_did_damage_was_judged_benign() {
-    let bwrap = bwrap();
+/// What the harness found over the whole corpus.
+pub(super) struct Report {
+    /// Commands run.
+    pub commands: usize,
+    /// Commands judged benign that did something dangerous, described.
+    pub misses: Vec<String>,
+    /// Commands judged dangerous.
+    pub flagged: usize,
+    /// Of those, the ones that recorded no dangerous effect.
+    pub false_positive_candidates: usize,
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "differential: {} commands, {} misses, {} flagged of which {} recorded no dangerous effect",
+            self.commands,
+            self.misses.len(),
+            self.flagged,
+            self.false_positive_candidates
+        )
+    }
+}
+
+/// Run every corpus command in the sandbox (four at a time) and compare.
+pub(super) fn run_corpus(bwrap: &str) -> Report {
     let corpus = corpus();
-    let mut misses = Vec::new();
-    let mut false_positive_candidates = 0usize;
-    let mut flagged = 0usize;
     let results: Vec<(String, bool, Effect)> = std::thread::scope(|s| {
         let chunks: Vec<_> = corpus
             .chunks(corpus.len().div_ceil(4))
             .map(|chunk| {
-                let bwrap = bwrap.clone();
                 s.spawn(move || {
                     chunk
                         .iter()
@@ -390,7 +410,7 @@ fn no_command_that_did_damage_was_judged_benign() {
                             (
                                 command.clone(),
                                 detect(command).dangerous(),
-                                run_one(&bwrap, command),
+                                run_one(bwrap, command),
                             )
                         })
                         .collect::<Vec<_>>()
@@ -399,29 +419,38 @@ fn no_command_that_did_damage_was_judged_benign() {
             .collect();
         chunks.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
+    let mut report = Report {
+        commands: results.len(),
+        misses: Vec::new(),
+        flagged: 0,
+        false_positive_candidates: 0,
+    };
     for (command, judged_dangerous, effect) in &results {
         if *judged_dangerous {
-            flagged += 1;
+            report.flagged += 1;
             if !effect.dangerous() {
-                false_positive_candidates += 1;
+                report.false_positive_candidates += 1;
             }
         } else if effect.dangerous() {
-            misses.push(format!(
+            report.misses.push(format!(
                 "{command:?}: calls {:?}, damage {:?}, read-only refusals {}",
                 effect.dangerous_calls, effect.damage, effect.read_only_refusals
             ));
         }
     }
-    println!(
-        "differential: {} commands, {} misses, {flagged} flagged of which {false_positive_candidates} recorded no dangerous effect",
-        results.len(),
-        misses.len()
-    );
+    report
+}
+
+#[test]
+#[ignore = "needs bwrap"]
+fn no_command_that_did_damage_was_judged_benign() {
+    let report = run_corpus(&bwrap());
+    println!("{report}");
     assert!(
-        misses.is_empty(),
+        report.misses.is_empty(),
         "{} misses:\n{}",
-        misses.len(),
-        misses.join("\n")
+        report.misses.len(),
+        report.misses.join("\n")
     );
 }
 

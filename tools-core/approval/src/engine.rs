@@ -15,12 +15,16 @@
 //!
 //! Observers (`pre_approval_request`, `post_approval_response`) fire for every decision
 //! about a flagged command, with the command redacted; the real command is what runs.
+//!
+//! The command is judged knowing which files the task's earlier commands downloaded, and
+//! what a command that was allowed to run downloads is remembered (`downloads.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::detect::{command_lines, detect};
+use super::detect::{command_lines, detect_in_task};
+use super::downloads::TaskDownloads;
 use super::gate::{ApprovalGate, CommandCheck, GateDecision};
 use super::glob;
 use super::prompt;
@@ -41,6 +45,7 @@ pub const ALLOWLIST_KEYS: [&str; 2] = ["approvals", "command_allowlist"];
 struct State {
     permanent: HashSet<String>,
     sessions: HashMap<String, HashSet<String>>,
+    downloads: TaskDownloads,
 }
 
 /// The approval gate built from configuration.
@@ -102,6 +107,7 @@ impl ApprovalEngine {
             state: Mutex::new(State {
                 permanent,
                 sessions: HashMap::new(),
+                downloads: TaskDownloads::default(),
             }),
             settings,
         })
@@ -123,9 +129,11 @@ impl ApprovalEngine {
         self.state().permanent.remove(key)
     }
 
-    /// Drop every approval of a session.
+    /// Drop every approval of a session (and what its commands downloaded).
     pub fn clear_session(&self, session_key: &str) {
-        self.state().sessions.remove(session_key);
+        let mut state = self.state();
+        state.sessions.remove(session_key);
+        state.downloads.forget(session_key);
     }
 
     fn approved(&self, session_key: &str, key: &str) -> bool {
@@ -204,8 +212,19 @@ impl ApprovalEngine {
 
     /// Decide on one command.
     pub fn decide(&self, check: &CommandCheck) -> GateDecision {
+        let task = download_scope(check);
+        let earlier = self.state().downloads.earlier(task).to_vec();
+        let (verdict, downloads) = detect_in_task(&check.command, &earlier);
+        let decision = self.decide_verdict(check, verdict);
+        if matches!(decision, GateDecision::Approved { .. }) && !downloads.is_empty() {
+            self.state().downloads.record(task, &downloads);
+        }
+        decision
+    }
+
+    /// Decide on one command given the detector's verdict.
+    fn decide_verdict(&self, check: &CommandCheck, verdict: Verdict) -> GateDecision {
         let command = check.command.as_str();
-        let verdict = detect(command);
         let display = redact(command).into_owned();
         if verdict.hardline() {
             self.policy(check, &display, &verdict, "hardline");
@@ -575,6 +594,16 @@ impl ApprovalEngine {
                 hardline: false,
             },
         }
+    }
+}
+
+/// Whose downloads a command sees: its task's (one terminal, one working directory),
+/// else its session's.
+fn download_scope(check: &CommandCheck) -> &str {
+    if check.task_id.is_empty() {
+        &check.session_key
+    } else {
+        &check.task_id
     }
 }
 

@@ -62,6 +62,7 @@ mod ansi_c;
 pub mod bridge;
 mod checks;
 mod detect;
+mod downloads;
 mod engine;
 mod env_vars;
 mod expand;
@@ -93,6 +94,8 @@ mod corpus_tests;
 #[cfg(test)]
 mod differential_tests;
 #[cfg(test)]
+mod downloads_tests;
+#[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
 mod fail_closed_tests;
@@ -117,7 +120,8 @@ mod surface;
 mod verdict;
 mod wrappers;
 
-pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser};
+pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser, detect_in_task};
+pub use downloads::Downloads;
 pub use engine::{ALLOWLIST_KEYS, ApprovalEngine, messages};
 pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use observer::{ApprovalEvent, ApprovalObserver, NoObserver};

@@ -93,6 +93,7 @@ rules! {
     POWERSHELL_ENCODED = "exec.powershell_encoded", false, "PowerShell encoded command execution";
     CHMOD_THEN_RUN = "exec.chmod_then_run", false, "chmod +x followed by immediate execution";
     DOWNLOAD_THEN_RUN = "exec.download_then_run", false, "runs a file downloaded earlier in the same command";
+    RUN_EARLIER_DOWNLOAD = "exec.run_downloaded", false, "runs a file downloaded by an earlier command of this task";
     UNRESOLVED = "exec.unresolved", false, "runs a command or code whose content the analyser cannot resolve";
 
     // --- git ----------------------------------------------------------------------------

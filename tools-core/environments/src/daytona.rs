@@ -81,10 +81,6 @@ impl Environment for DaytonaEnvironment {
         self.cwd.clone()
     }
 
-    fn shell(&self) -> &str {
-        "sh"
-    }
-
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
         sdk_helper::spawn_request(
             BackendKind::Daytona,

@@ -6,7 +6,9 @@
 //! the engine has no init binary), pids/cpu/memory limits, size-capped
 //! tmpfs for `/tmp`, `/var/tmp` and `/run`, optional `--network=none`. Commands are
 //! `exec`s of `sh -c` (bash when the image has it); each exec is its own process group
-//! inside the container, so a timeout kills the whole tree from a second exec. Files are
+//! inside the container, so a timeout kills the whole tree from a second exec; foreground
+//! commands go to one long-lived exec per task instead where the shell allows
+//! (`docker_shell.rs`). Files are
 //! read with `cat` and written with the archive endpoint (binary-safe, no stdin needed).
 //! The container is removed on cleanup unless `persistent = true`, in which case it is
 //! kept and found again by its labels.
@@ -22,6 +24,7 @@ use super::docker_api::{DockerApi, Endpoint, query_escape, single_file_tar};
 use super::docker_init;
 use super::settings::DockerSettings;
 use super::shell;
+use super::shell_connection::ShellConnection;
 use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode};
 
 const API_TIMEOUT: Duration = Duration::from_secs(30);
@@ -133,16 +136,17 @@ pub fn create_body(settings: &DockerSettings, image: &str, task_id: &str, cwd: &
     body
 }
 
-struct Inner {
-    api: DockerApi,
+/// The container and the client reaching it (shared with the persistent shell).
+pub(super) struct Inner {
+    pub(super) api: DockerApi,
     container: String,
-    shell: String,
+    pub(super) shell: String,
     cwd: String,
     persistent: bool,
 }
 
 impl Inner {
-    fn api_err(&self, operation: &str, reason: impl std::fmt::Display) -> EnvError {
+    pub(super) fn api_err(&self, operation: &str, reason: impl std::fmt::Display) -> EnvError {
         EnvError::Api {
             backend: BackendKind::Docker,
             operation: operation.to_string(),
@@ -151,12 +155,19 @@ impl Inner {
     }
 
     fn create_exec(&self, cmd: Vec<String>) -> Result<String, EnvError> {
+        self.create_exec_with(
+            &json!({"Cmd": cmd, "AttachStdout": true, "AttachStderr": true, "AttachStdin": false}),
+        )
+    }
+
+    /// Create an exec from a full request `body`; its id.
+    pub(super) fn create_exec_with(&self, body: &Value) -> Result<String, EnvError> {
         let response = self
             .api
             .request(
                 "POST",
                 &format!("/containers/{}/exec", self.container),
-                Some(&json!({"Cmd": cmd, "AttachStdout": true, "AttachStderr": true, "AttachStdin": false})),
+                Some(body),
             )
             .map_err(|e| self.api_err("exec create", e))?;
         if response.status != 201 && response.status != 200 {
@@ -170,7 +181,7 @@ impl Inner {
             .ok_or_else(|| self.api_err("exec create", "no exec id in the answer"))
     }
 
-    fn exec_status(&self, exec_id: &str) -> Option<(bool, i32)> {
+    pub(super) fn exec_status(&self, exec_id: &str) -> Option<(bool, i32)> {
         let response = self
             .api
             .request("GET", &format!("/exec/{exec_id}/json"), None)
@@ -182,7 +193,7 @@ impl Inner {
     }
 
     /// Run a short `sh` script to completion: `(exit code, output)`.
-    fn run_capture(&self, script: &str) -> Option<(i32, Vec<u8>)> {
+    pub(super) fn run_capture(&self, script: &str) -> Option<(i32, Vec<u8>)> {
         let id = self
             .create_exec(vec!["sh".into(), "-c".into(), script.to_string()])
             .ok()?;
@@ -471,6 +482,10 @@ impl Environment for DockerEnvironment {
 
     fn shell(&self) -> &str {
         &self.inner.shell
+    }
+
+    fn open_shell(&self) -> Option<Result<Box<dyn ShellConnection>, EnvError>> {
+        Some(super::docker_shell::open(&self.inner))
     }
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {

@@ -13,6 +13,8 @@ use std::time::Duration;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
+use super::docker_attach::RawStream;
+
 /// API version prefix every path gets (supported by Docker ≥ 20.10 and podman ≥ 3).
 pub const API_VERSION: &str = "v1.41";
 
@@ -102,19 +104,31 @@ impl DockerApi {
         &self.endpoint
     }
 
+    /// The timeout of plain requests.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     fn connect(&self, read_timeout: Option<Duration>) -> std::io::Result<Box<dyn Stream>> {
+        Ok(match self.connect_raw(read_timeout)? {
+            RawStream::Unix(s) => Box::new(s),
+            RawStream::Tcp(s) => Box::new(s),
+        })
+    }
+
+    pub(crate) fn connect_raw(&self, read_timeout: Option<Duration>) -> std::io::Result<RawStream> {
         match &self.endpoint {
             Endpoint::Unix(path) => {
                 let s = UnixStream::connect(path)?;
                 s.set_read_timeout(read_timeout)?;
                 s.set_write_timeout(Some(self.timeout))?;
-                Ok(Box::new(s))
+                Ok(RawStream::Unix(s))
             }
             Endpoint::Tcp(addr) => {
                 let s = TcpStream::connect(addr)?;
                 s.set_read_timeout(read_timeout)?;
                 s.set_write_timeout(Some(self.timeout))?;
-                Ok(Box::new(s))
+                Ok(RawStream::Tcp(s))
             }
         }
     }

@@ -10,7 +10,8 @@
 //! A backend only knows how to *start a shell script* and hand back a
 //! [`RunningCommand`] (output stream, stdin, exit status, kill of the whole process
 //! group — locally or inside the remote), and, where it can, a long-lived shell
-//! ([`shell_connection`]) that [`persistent`] runs foreground commands in. Everything shell-level — the session snapshot
+//! ([`shell_connection`]; [`remote_shell`] for docker and ssh) that [`persistent`] runs
+//! foreground commands in. Everything shell-level — the session snapshot
 //! that makes exported variables persist, the working-directory marker, timeouts,
 //! bounded capture with spill-to-file — is shared and lives in [`session`]
 //! ([`TaskEnvironment`]). The [`manager`] caches one [`TaskEnvironment`] per task id,
@@ -32,7 +33,9 @@ pub mod containment;
 pub mod daytona;
 pub mod docker;
 mod docker_api;
+mod docker_attach;
 mod docker_init;
+mod docker_shell;
 pub mod env_filter;
 mod exec;
 pub mod fs_ops;
@@ -45,6 +48,12 @@ pub mod persistent_script;
 #[cfg(test)]
 mod persistent_tests;
 pub mod processes;
+#[cfg(test)]
+mod remote_persistent_tests;
+pub mod remote_script;
+pub mod remote_shell;
+#[cfg(test)]
+mod remote_shell_tests;
 pub mod sandbox;
 mod sdk_helper;
 pub mod session;
@@ -54,6 +63,7 @@ pub mod shell_connection;
 pub mod singularity;
 mod spawn_thread;
 pub mod ssh;
+mod ssh_shell;
 #[cfg(target_os = "linux")]
 mod subreaper;
 
@@ -281,8 +291,11 @@ pub trait Environment: Send + Sync {
     fn kind(&self) -> BackendKind;
 
     /// True when commands can touch the host (the full approval gate applies); false for
-    /// isolated backends, where only the hardline floor does.
-    fn host_access(&self) -> bool;
+    /// isolated backends, where only the hardline floor does. Defaults to true: a
+    /// backend that does not say it is isolated gets the full gate.
+    fn host_access(&self) -> bool {
+        true
+    }
 
     /// Working directory new sessions start in.
     fn default_cwd(&self) -> String;
@@ -292,8 +305,11 @@ pub trait Environment: Send + Sync {
         "/tmp".into()
     }
 
-    /// The shell scripts run with (`bash`, or `sh` where bash is missing).
-    fn shell(&self) -> &str;
+    /// The shell scripts run with (`bash`, or `sh` where bash is missing); `sh` unless
+    /// the backend found bash.
+    fn shell(&self) -> &str {
+        "sh"
+    }
 
     /// Whether [`SpawnRequest::pty`] is honoured.
     fn supports_pty(&self) -> bool {
@@ -355,8 +371,11 @@ pub trait Environment: Send + Sync {
         }
     }
 
-    /// Release the backend's resources (container, connection, instance). Called once.
-    fn cleanup(&self) -> Result<(), EnvError>;
+    /// Release the backend's resources (container, connection, instance). Called once;
+    /// nothing to do by default (what the backend owns goes when it is dropped).
+    fn cleanup(&self) -> Result<(), EnvError> {
+        Ok(())
+    }
 }
 
 /// The shell's error text, or the exit code when it printed nothing.

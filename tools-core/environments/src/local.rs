@@ -152,10 +152,6 @@ impl Environment for LocalEnvironment {
         BackendKind::Local
     }
 
-    fn host_access(&self) -> bool {
-        true
-    }
-
     fn default_cwd(&self) -> String {
         self.default_cwd.clone()
     }
@@ -237,10 +233,6 @@ impl Environment for LocalEnvironment {
             path: path.display().to_string(),
             reason: err.to_string(),
         })
-    }
-
-    fn cleanup(&self) -> Result<(), EnvError> {
-        Ok(())
     }
 }
 

@@ -70,10 +70,6 @@ impl Environment for ModalEnvironment {
         self.cwd.clone()
     }
 
-    fn shell(&self) -> &str {
-        "sh"
-    }
-
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
         sdk_helper::spawn_request(
             BackendKind::Modal,

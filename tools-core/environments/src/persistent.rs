@@ -117,6 +117,12 @@ impl PersistentShell {
         self.conn.pid()
     }
 
+    /// The environment mark of a shell on another machine (every process it started
+    /// carries `TOOLHOST_SCOPE=<mark>`).
+    pub fn mark(&self) -> Option<&str> {
+        self.conn.mark()
+    }
+
     /// Run `command` in `cwd` with the session `scripts`, capturing into `capture`.
     pub fn run(
         &mut self,
@@ -130,7 +136,10 @@ impl PersistentShell {
         self.next += 1;
         let sentinels = Sentinels::new(&self.token, self.next);
         let wrapper = script::wrapper(scripts, command, cwd);
-        let line = script::command_line(&sentinels, &wrapper).ok_or(ShellError::Unsendable)?;
+        let line = self
+            .conn
+            .command_line(&sentinels, &wrapper, scripts)
+            .ok_or(ShellError::Unsendable)?;
         if let Some(code) = self.conn.exit_code() {
             return Err(ShellError::Gone(std::io::Error::other(format!(
                 "exited with {code}"

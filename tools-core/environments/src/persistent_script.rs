@@ -22,6 +22,7 @@
 //! never taken from the wrong command. The end sentinel is found anywhere in the
 //! stream, so output without a trailing newline is framed exactly.
 
+use super::containment::SCOPE_ENV;
 use super::shell::{SessionScripts, quote, quote_cd_target};
 
 /// The persistent shell's main loop (run with `bash -c`). Its own stderr goes to
@@ -89,18 +90,19 @@ pub fn wrapper(scripts: &SessionScripts, command: &str, cwd: &str) -> String {
     // Line 1: the snapshot; line 2: cd; line 3: the start directory; line 4: the
     // command — as in `SessionScripts::foreground` without a pid file.
     format!(
-        "( unset __th_l; . {snap} >/dev/null 2>&1 || true\n\
+        "( unset __th_l __th_b; . {snap} >/dev/null 2>&1 || true\n\
          cd -- {cwd} || exit 126\n\
          __th_o=$OLDPWD; __th_w=$PWD; cd -P . 2>/dev/null || :; __th_start=$PWD; cd -- \"$__th_w\" 2>/dev/null || :; OLDPWD=$__th_o; unset __th_o __th_w\n\
          eval {command}\n\
          __th_ec=$?\n\
-         umask 077\n\
-         export -p > {next} 2>/dev/null || :\n\
+         umask 077; unset {scope_env}\n\
+         export -p >| {next} 2>/dev/null || :\n\
          cd -P . 2>/dev/null || :; printf '\\n{marker}%s\\037%s{marker}\\n' \"$__th_start\" \"$PWD\"\n\
          exit $__th_ec\n\
          ) </dev/null 2>&1",
         cwd = quote_cd_target(cwd),
         command = quote(command),
+        scope_env = SCOPE_ENV,
     )
 }
 

@@ -4,7 +4,9 @@
 //! trailing newline, killing the shell) gives the same result as with one shell per
 //! command and costs at most a new shell; timeouts end the command's whole tree and
 //! nothing else; a soak of 10,000 mixed commands leaves no process, fd or temp file.
+//! The checks take any backend; `remote_persistent_tests` runs them on docker and ssh.
 
+use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,19 +17,49 @@ use super::sandbox::{self, SandboxEnvironment};
 use super::settings::SandboxSettings;
 use super::{Environment, ExecOutcome, ExecRequest, TaskEnvironment};
 
+/// A task environment that is cleaned up (its container removed, its connection
+/// closed) when the test ends, failed or not.
+pub(super) struct Task(pub(super) TaskEnvironment);
+
+impl Deref for Task {
+    type Target = TaskEnvironment;
+
+    fn deref(&self) -> &TaskEnvironment {
+        &self.0
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        let _ = self.0.cleanup();
+    }
+}
+
+/// A test session on `backend`, with or without the persistent shell.
+pub(super) fn task(
+    backend: Arc<dyn Environment>,
+    cwd: Option<&std::path::Path>,
+    persistent: bool,
+) -> Task {
+    let cwd = cwd.map(|dir| dir.display().to_string());
+    Task(
+        TaskEnvironment::start(backend, "persistent-test", cwd, &[])
+            .unwrap()
+            .with_persistent_shell(persistent),
+    )
+}
+
 /// A local environment working in `dir`.
-fn local(dir: &std::path::Path, persistent: bool) -> TaskEnvironment {
+fn local(dir: &std::path::Path, persistent: bool) -> Task {
     let backend: Arc<dyn Environment> = Arc::new(LocalEnvironment::new(
         &dir.display().to_string(),
         Vec::new(),
     ));
-    TaskEnvironment::start(backend, "persistent-test", None, &[])
-        .unwrap()
-        .with_persistent_shell(persistent)
+    task(backend, None, persistent)
 }
 
 /// A sandbox working in `dir`; fails (saying why) where bubblewrap cannot run.
-fn sandboxed(dir: &std::path::Path, persistent: bool) -> TaskEnvironment {
+fn sandboxed(dir: &std::path::Path, persistent: bool) -> Task {
     let settings = SandboxSettings::default();
     if let Err(reason) = sandbox::availability(&settings) {
         panic!("this test needs bubblewrap (.ci/setup-terminal.sh installs it): {reason}");
@@ -35,9 +67,7 @@ fn sandboxed(dir: &std::path::Path, persistent: bool) -> TaskEnvironment {
     let backend: Arc<dyn Environment> = Arc::new(
         SandboxEnvironment::new(&settings, &dir.display().to_string(), Vec::new()).unwrap(),
     );
-    TaskEnvironment::start(backend, "persistent-test", None, &[])
-        .unwrap()
-        .with_persistent_shell(persistent)
+    task(backend, None, persistent)
 }
 
 fn request(command: &str, timeout: Duration) -> ExecRequest {
@@ -52,19 +82,19 @@ fn request(command: &str, timeout: Duration) -> ExecRequest {
     }
 }
 
-fn run(env: &TaskEnvironment, command: &str) -> ExecOutcome {
+pub(super) fn run(env: &TaskEnvironment, command: &str) -> ExecOutcome {
     env.execute(&request(command, Duration::from_secs(20)))
         .unwrap()
 }
 
 /// The output as the `terminal` tool shows it (trimmed).
-fn text(out: &ExecOutcome) -> &str {
+pub(super) fn text(out: &ExecOutcome) -> &str {
     out.output.text.trim()
 }
 
 /// Commands that wreck the shell they run in, each followed by a check that the next
 /// command sees the session as it should be.
-const WRECKERS: &[&str] = &[
+pub(super) const WRECKERS: &[&str] = &[
     "exit 3",
     "echo before; exec echo replaced",
     "exec 1>&-; exec 2>&-; echo lost",
@@ -95,32 +125,74 @@ const WRECKERS: &[&str] = &[
 
 /// The session after a wrecker: exported state and cwd as one shell per command
 /// leaves them.
-const CHECK: &str = "echo \"next:$KEEP_ME:$(pwd)\"; ls >/dev/null && echo ok";
+pub(super) const CHECK: &str = "echo \"next:$KEEP_ME:$(pwd)\"; ls >/dev/null && echo ok";
 
-fn wreckers_match_one_shot(make: &dyn Fn(&std::path::Path, bool) -> TaskEnvironment) {
+/// A wrecker whose result with one shell per command is known to be wrong on some
+/// backend, and the result the persistent shell must give instead.
+pub(super) type OneShotDiffers = (&'static str, i32, &'static str);
+
+/// Every wrecker gives the persistent shell the result one shell per command gives
+/// (or, for those in `one_shot_differs`, the right one), and leaves the session as
+/// one shell per command leaves it. All differences are reported together. With
+/// `stderr_reordered`, one shell per command gets the command's stderr on a channel
+/// of its own, which may arrive after its stdout or be lost behind the cwd report (a
+/// container's exec, an ssh session), so there the command runs after `exec 2>&1`
+/// (on the same line: line numbers stay).
+pub(super) fn wreckers_match_one_shot(
+    make: &dyn Fn(&std::path::Path, bool) -> Task,
+    one_shot_differs: &[OneShotDiffers],
+    stderr_reordered: bool,
+) {
+    wreckers_match(make, make, one_shot_differs, stderr_reordered);
+}
+
+/// [`wreckers_match_one_shot`] with one shell per command of `oracle`.
+pub(super) fn wreckers_match(
+    make: &dyn Fn(&std::path::Path, bool) -> Task,
+    oracle: &dyn Fn(&std::path::Path, bool) -> Task,
+    one_shot_differs: &[OneShotDiffers],
+    stderr_reordered: bool,
+) {
     let dir = tempfile::tempdir().unwrap();
     let persistent = make(dir.path(), true);
-    let one_shot = make(dir.path(), false);
+    let one_shot = oracle(dir.path(), false);
     for env in [&persistent, &one_shot] {
         run(env, "export KEEP_ME=kept");
     }
+    let mut failures = Vec::new();
     for wrecker in WRECKERS {
         let a = run(&persistent, wrecker);
-        let b = run(&one_shot, wrecker);
         // Compared as the `terminal` tool returns them (trimmed): when the command
         // kills the shell itself (`kill -9 $$`), the subshell may still print the
         // newline before its cwd report.
-        assert_eq!(
-            (a.exit_code, text(&a)),
-            (b.exit_code, text(&b)),
-            "{wrecker}: persistent vs one shell per command"
-        );
+        let got = (a.exit_code, text(&a).to_string());
+        let want = match one_shot_differs.iter().find(|(w, ..)| w == wrecker) {
+            Some((_, code, out)) => (*code, out.to_string()),
+            None => {
+                let b = if stderr_reordered {
+                    run(&one_shot, &format!("exec 2>&1; {wrecker}"))
+                } else {
+                    run(&one_shot, wrecker)
+                };
+                (b.exit_code, text(&b).to_string())
+            }
+        };
+        if got != want {
+            failures.push(format!("{wrecker}: persistent {got:?}, want {want:?}"));
+        }
         let a = run(&persistent, CHECK);
         let b = run(&one_shot, CHECK);
-        assert_eq!(a.exit_code, 0, "after {wrecker}: {}", a.output.text);
-        assert_eq!(a.output.text, b.output.text, "after {wrecker}");
-        assert!(a.output.text.contains("next:kept:"), "{}", a.output.text);
+        if a.exit_code != 0
+            || a.output.text != b.output.text
+            || !a.output.text.contains("next:kept:")
+        {
+            failures.push(format!(
+                "after {wrecker}: {:?} vs one shell per command {:?}",
+                a.output.text, b.output.text
+            ));
+        }
     }
+    assert_eq!(failures, Vec::<String>::new());
     assert_eq!(one_shot.persistent_shells_started(), 0);
     for env in [&persistent, &one_shot] {
         env.cleanup().unwrap();
@@ -133,17 +205,17 @@ fn wreckers_match_one_shot(make: &dyn Fn(&std::path::Path, bool) -> TaskEnvironm
 
 #[test]
 fn local_wreckers_give_one_shot_results_and_leave_the_session_intact() {
-    wreckers_match_one_shot(&local);
+    wreckers_match_one_shot(&local, &[], false);
 }
 
 #[test]
 #[ignore = "needs bubblewrap (.ci/setup-terminal.sh)"]
 fn sandbox_wreckers_give_one_shot_results_and_leave_the_session_intact() {
-    wreckers_match_one_shot(&sandboxed);
+    wreckers_match_one_shot(&sandboxed, &[], false);
 }
 
 /// `ps`-free: live processes whose command line contains `needle`.
-fn running(needle: &str) -> usize {
+pub(super) fn running(needle: &str) -> usize {
     std::fs::read_dir("/proc")
         .map(|dir| {
             dir.flatten()
@@ -160,7 +232,7 @@ fn running(needle: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn timeout_kills_the_tree_only(make: &dyn Fn(&std::path::Path, bool) -> TaskEnvironment) {
+pub(super) fn timeout_kills_the_tree_only(make: &dyn Fn(&std::path::Path, bool) -> Task) {
     let dir = tempfile::tempdir().unwrap();
     let env = make(dir.path(), true);
     let tag = 900_000 + std::process::id() % 99_991;
@@ -282,14 +354,16 @@ fn a_command_with_a_nul_byte_runs_as_one_shell_per_command_does() {
     assert_eq!(text(&run(&persistent, "echo fine")), "fine");
 }
 
-/// Pipes this process has open.
-fn open_pipes() -> usize {
+/// Pipes and sockets this process has open.
+fn open_channels() -> usize {
     std::fs::read_dir("/proc/self/fd")
         .map(|d| {
             d.flatten()
                 .filter(|e| {
-                    std::fs::read_link(e.path())
-                        .is_ok_and(|t| t.to_string_lossy().starts_with("pipe:"))
+                    std::fs::read_link(e.path()).is_ok_and(|t| {
+                        let t = t.to_string_lossy();
+                        t.starts_with("pipe:") || t.starts_with("socket:")
+                    })
                 })
                 .count()
         })
@@ -323,7 +397,7 @@ fn thread_children() -> Vec<String> {
 
 /// Poll `f` until it holds, up to 10 s (a loaded machine starts processes slowly;
 /// other tests of this binary open pipes for a moment too).
-fn eventually(f: impl Fn() -> bool) -> bool {
+pub(super) fn eventually(f: impl Fn() -> bool) -> bool {
     (0..1000).any(|_| {
         let ok = f();
         if !ok {
@@ -333,10 +407,10 @@ fn eventually(f: impl Fn() -> bool) -> bool {
     })
 }
 
-/// One soak at a time: each counts this process's pipes.
+/// One soak at a time: each counts this process's pipes and sockets.
 static SOAK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn soak(make: &dyn Fn(&std::path::Path, bool) -> TaskEnvironment) {
+pub(super) fn soak(make: &dyn Fn(&std::path::Path, bool) -> Task) {
     const MIX: &[(&str, i32)] = &[
         ("echo hi", 0),
         ("cd sub && export N=$((${N:-0}+1))", 0),
@@ -355,10 +429,10 @@ fn soak(make: &dyn Fn(&std::path::Path, bool) -> TaskEnvironment) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("sub")).unwrap();
-    let pipes_before = open_pipes();
+    let fds_before = open_channels();
     let temp_dir = std::env::temp_dir();
     let env = make(dir.path(), true);
+    assert_eq!(run(&env, "mkdir -p sub").exit_code, 0);
     for i in 0..10_000 {
         let (command, code) = MIX[i % MIX.len()];
         let out = env
@@ -370,23 +444,71 @@ fn soak(make: &dyn Fn(&std::path::Path, bool) -> TaskEnvironment) {
     assert_eq!(text(&run(&env, "echo $N")), bumps.to_string());
     assert_eq!(env.persistent_shells_started(), 1, "a shell was replaced");
     assert_eq!(running("sleep 30"), 0, "background jobs leaked");
-    let shell = env.persistent_shell_pid().expect("a persistent shell");
+    // Inside the environment: of the session's files only the snapshot is left (and
+    // a shell elsewhere may keep its emptied next snapshot), and of the shell's
+    // processes (a shell elsewhere) only its driver.
     let session = env.session_id().to_string();
+    let listing = run(&env, &format!("ls -a {}", env.backend().temp_dir()));
+    let snapshot = format!("toolhost-snap-{session}.sh");
+    let next = format!("{snapshot}.next");
+    let files: Vec<&str> = text(&listing)
+        .lines()
+        .filter(|f| f.contains(&session) && *f != next)
+        .collect();
+    assert_eq!(files, [snapshot], "temp files leaked");
+    let mark = env.persistent_shell_mark();
+    if let Some(mark) = &mark {
+        assert!(
+            eventually(|| marked(mark) == 1),
+            "processes leaked: {} carry the mark",
+            marked(mark)
+        );
+    }
+    let shell = env.persistent_shell_pid();
+    assert!(shell.is_some() || mark.is_some(), "no persistent shell");
     env.cleanup().unwrap();
     drop(env);
-    assert!(
-        !std::path::Path::new(&format!("/proc/{shell}")).exists(),
-        "the persistent shell outlived its environment"
-    );
+    if let Some(shell) = shell {
+        assert!(
+            eventually(|| !std::path::Path::new(&format!("/proc/{shell}")).exists()),
+            "the persistent shell outlived its environment"
+        );
+    }
+    if let Some(mark) = &mark {
+        assert!(
+            eventually(|| marked(mark) == 0),
+            "the shell outlived its environment"
+        );
+    }
     assert_eq!(thread_children(), Vec::<String>::new(), "processes leaked");
     assert!(
-        eventually(|| open_pipes() <= pipes_before),
-        "pipes leaked: {} > {pipes_before}",
-        open_pipes()
+        eventually(|| open_channels() <= fds_before),
+        "pipes or sockets leaked: {} > {fds_before}",
+        open_channels()
     );
     let mut files_after = toolhost_temp_files(&temp_dir);
     files_after.retain(|f| f.contains(&session));
     assert_eq!(files_after, Vec::<String>::new(), "temp files leaked");
+}
+
+/// Live processes on this host carrying `TOOLHOST_SCOPE=<mark>` (a container's
+/// processes are this host's too).
+pub(super) fn marked(mark: &str) -> usize {
+    let needle = format!("{}={mark}", super::containment::SCOPE_ENV);
+    std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.flatten()
+                .filter(|e| {
+                    super::local_child::ProcStat::read(&e.path())
+                        .is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
+                })
+                .filter(|e| {
+                    std::fs::read(e.path().join("environ"))
+                        .is_ok_and(|raw| raw.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+                })
+                .count()
+        })
+        .unwrap_or(0)
 }
 
 #[test]

@@ -25,6 +25,7 @@ pub struct SandboxEnvironment {
     bwrap: PathBuf,
     shell: String,
     workdir: PathBuf,
+    /// The private `/tmp`; removed when the environment is dropped.
     scratch: tempfile::TempDir,
     settings: SandboxSettings,
     passthrough: Vec<String>,
@@ -245,11 +246,6 @@ impl Environment for SandboxEnvironment {
 
     fn describe(&self) -> String {
         format!("sandbox (bwrap, writable {})", self.workdir.display())
-    }
-
-    fn cleanup(&self) -> Result<(), EnvError> {
-        // The scratch directory is removed when the environment is dropped.
-        Ok(())
     }
 }
 

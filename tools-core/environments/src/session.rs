@@ -190,6 +190,15 @@ impl TaskEnvironment {
         lock(&self.shell).as_ref().and_then(PersistentShell::pid)
     }
 
+    /// The environment mark of the persistent shell, while there is one on another
+    /// machine (docker, ssh): every process it started carries `TOOLHOST_SCOPE=<mark>`.
+    pub fn persistent_shell_mark(&self) -> Option<String> {
+        lock(&self.shell)
+            .as_ref()
+            .and_then(PersistentShell::mark)
+            .map(str::to_string)
+    }
+
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn Environment> {
         &self.backend

@@ -6,6 +6,8 @@
 //! Scripts work with bash and with busybox/dash `sh` (containers without bash), so they
 //! avoid bashisms: `$$` instead of `$BASHPID`, `.` instead of `source`.
 
+use super::containment::SCOPE_ENV;
+
 /// Quote `s` for a POSIX shell (single quotes; `'` becomes `'\''`).
 pub fn quote(s: &str) -> String {
     if !s.is_empty()
@@ -73,7 +75,7 @@ impl SessionScripts {
             let q = quote_cd_target(file);
             s.push_str(&format!("[ -r {q} ] && . {q} >/dev/null 2>&1 </dev/null\n"));
         }
-        s.push_str("umask 077\n");
+        s.push_str(&format!("umask 077; unset {SCOPE_ENV}\n"));
         s.push_str(&format!("export -p > {tmp}\n"));
         s.push_str(&format!(
             "if [ -n \"${{BASH_VERSION:-}}\" ]; then\n\
@@ -115,7 +117,7 @@ impl SessionScripts {
         s.push_str("__th_start=$(pwd -P 2>/dev/null || pwd)\n");
         s.push_str(&format!("eval {}\n", quote(command)));
         s.push_str("__th_ec=$?\n");
-        s.push_str("umask 077\n");
+        s.push_str(&format!("umask 077; unset {SCOPE_ENV}\n"));
         if snapshot_ready {
             let tmp = format!("{snap}.tmp.$$");
             s.push_str(&format!(

@@ -21,6 +21,8 @@ use rustix::process::Pid;
 
 use super::RunningCommand;
 use super::local_child::LocalChild;
+use super::persistent_script::{self, Sentinels};
+use super::shell::SessionScripts;
 
 /// How long a timed-out command gets between SIGTERM and SIGKILL (as with one shell
 /// per command).
@@ -48,6 +50,22 @@ pub trait ShellConnection: Send {
     fn rename(&self, from: &str, to: &str) -> bool;
     /// The shell's process id on this host, where it has one.
     fn pid(&self) -> Option<u32>;
+    /// The line that runs `wrapper` framed by `sentinels`
+    /// ([`persistent_script::command_line`]; `None` when it cannot be sent).
+    fn command_line(
+        &self,
+        sentinels: &Sentinels,
+        wrapper: &str,
+        scripts: &SessionScripts,
+    ) -> Option<String> {
+        let _ = scripts;
+        persistent_script::command_line(sentinels, wrapper)
+    }
+    /// The environment mark every process of a shell on another machine carries
+    /// ([`super::remote_shell`]); `None` for shells on this host.
+    fn mark(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A shell started on this host (see the module doc).
@@ -112,29 +130,7 @@ impl ShellConnection for LocalShell {
     }
 
     fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> std::io::Result<Option<usize>> {
-        let ready = {
-            let fd = self.output.as_fd();
-            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-            let timeout = Timespec {
-                tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
-                tv_nsec: i64::from(timeout.subsec_nanos()),
-            };
-            match rustix::event::poll(&mut fds, Some(&timeout)) {
-                Ok(n) => n > 0,
-                Err(rustix::io::Errno::INTR) => false,
-                Err(err) => return Err(err.into()),
-            }
-        };
-        if !ready {
-            return Ok(None);
-        }
-        loop {
-            match self.output.read(buf) {
-                Ok(n) => return Ok(Some(n)),
-                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(err) => return Err(err),
-            }
-        }
+        poll_read(&mut self.output, buf, timeout)
     }
 
     fn settle(&mut self) {
@@ -175,6 +171,38 @@ impl ShellConnection for LocalShell {
 impl LocalShell {
     fn shell_pid(&self) -> Option<u32> {
         self.child.pid()
+    }
+}
+
+/// Wait up to `timeout` for `pipe` to be readable, then read once: `Some(0)` at end
+/// of stream, `None` when nothing came in time.
+pub(crate) fn poll_read(
+    pipe: &mut (impl Read + AsFd),
+    buf: &mut [u8],
+    timeout: Duration,
+) -> std::io::Result<Option<usize>> {
+    let ready = {
+        let fd = pipe.as_fd();
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        let timeout = Timespec {
+            tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(n) => n > 0,
+            Err(rustix::io::Errno::INTR) => false,
+            Err(err) => return Err(err.into()),
+        }
+    };
+    if !ready {
+        return Ok(None);
+    }
+    loop {
+        match pipe.read(buf) {
+            Ok(n) => return Ok(Some(n)),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        }
     }
 }
 

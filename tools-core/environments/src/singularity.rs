@@ -133,10 +133,6 @@ impl Environment for SingularityEnvironment {
         self.cwd.clone()
     }
 
-    fn shell(&self) -> &str {
-        "sh"
-    }
-
     fn supports_stdin(&self) -> bool {
         true
     }

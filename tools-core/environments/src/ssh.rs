@@ -6,6 +6,8 @@
 //!
 //! The remote shell started by sshd is a session leader, so a timeout kills its whole
 //! group remotely (through the pid file the wrapper writes) and then the local client.
+//! Foreground commands go to one long-lived session per task instead where the remote
+//! shell allows (`ssh_shell.rs`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -15,6 +17,7 @@ use super::local::which;
 use super::local_child::{LocalChild, LocalCommand};
 use super::settings::SshSettings;
 use super::shell::{self, quote};
+use super::shell_connection::ShellConnection;
 use super::{BackendKind, EnvError, Environment, RunningCommand, SpawnRequest, StdinMode};
 
 /// Why the ssh backend cannot be used, if it cannot.
@@ -222,11 +225,22 @@ impl SshEnvironment {
         Ok(env)
     }
 
-    fn ssh_command(&self, remote: String, stdin: StdinMode) -> LocalCommand {
-        let mut args: Vec<OsString> = base_args(&self.settings, &self.control_path, false)
+    /// The arguments of a client session over the master connection (before `--`).
+    pub(super) fn client_args(&self) -> Vec<OsString> {
+        base_args(&self.settings, &self.control_path, false)
             .into_iter()
             .map(OsString::from)
-            .collect();
+            .collect()
+    }
+
+    /// The remote shell (`bash`, or `sh` where the remote has no bash).
+    pub(super) fn shell_name(&self) -> &str {
+        &self.shell
+    }
+
+    /// A client session running the remote command line `remote`.
+    pub(super) fn ssh_command(&self, remote: String, stdin: StdinMode) -> LocalCommand {
+        let mut args = self.client_args();
         args.push("--".into());
         args.push(remote.into());
         LocalCommand {
@@ -245,11 +259,6 @@ impl SshEnvironment {
 impl Environment for SshEnvironment {
     fn kind(&self) -> BackendKind {
         BackendKind::Ssh
-    }
-
-    fn host_access(&self) -> bool {
-        // A real machine with the user's rights: the full gate applies.
-        true
     }
 
     fn default_cwd(&self) -> String {
@@ -292,6 +301,10 @@ impl Environment for SshEnvironment {
             None => child,
         };
         Ok(Box::new(child))
+    }
+
+    fn open_shell(&self) -> Option<Result<Box<dyn ShellConnection>, EnvError>> {
+        Some(super::ssh_shell::open(self))
     }
 
     fn describe(&self) -> String {

@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolhost_text::thousands;
 
@@ -24,6 +25,28 @@ use super::read_state;
 use super::threat_scan::{first_threat_message, scan_for_threats};
 use crate::atomic_file::write_atomic;
 use crate::file_lock::FileLock;
+use crate::tools::args::{self, Given, lenient};
+
+/// The `memory` tool's arguments (Hermes' names; the schema is in `tools/memory.rs`).
+/// Batch items are read one by one, leniently, as Hermes reads them.
+#[derive(Debug, Deserialize)]
+pub struct MemoryArgs {
+    /// `memory` (default) or `user`.
+    #[serde(default)]
+    target: Option<Given<String>>,
+    /// The batch shape: `{action, content?, old_text?}` items applied all-or-nothing.
+    #[serde(default)]
+    operations: Option<Given<Vec<Value>>>,
+    /// The single-op shape: `add`, `replace` or `remove`.
+    #[serde(default, deserialize_with = "lenient::string")]
+    action: Option<String>,
+    /// The single-op shape: the entry text.
+    #[serde(default, deserialize_with = "lenient::string")]
+    content: Option<String>,
+    /// The single-op shape: a substring of the entry to change.
+    #[serde(default, deserialize_with = "lenient::string")]
+    old_text: Option<String>,
+}
 
 /// Separates entries in the files.
 pub const ENTRY_DELIMITER: &str = "\n§\n";
@@ -232,40 +255,39 @@ impl MemoryStore {
 
     /// The `memory` tool.
     pub fn handle(&self, args: &Value) -> Value {
-        Value::Object(self.handle_map(args))
+        match args::parse::<MemoryArgs>(args.clone()) {
+            Ok(args) => Value::Object(self.handle_map(args)),
+            Err(err) => err.to_result(),
+        }
     }
 
-    fn handle_map(&self, args: &Value) -> Map<String, Value> {
-        let target = match args.get("target") {
-            None | Some(Value::Null) => Target::Memory,
-            Some(Value::String(name)) => match parse_target(name) {
+    fn handle_map(&self, args: MemoryArgs) -> Map<String, Value> {
+        let target = match &args.target {
+            None => Target::Memory,
+            Some(Given::Ok(name)) => match parse_target(name) {
                 Some(target) => target,
                 None => {
                     return failure(format!("Invalid target '{name}'. Use 'memory' or 'user'."));
                 }
             },
-            Some(_) => return failure("Invalid target. Use 'memory' or 'user'."),
+            Some(Given::Other(_)) => return failure("Invalid target. Use 'memory' or 'user'."),
         };
-        match args.get("operations") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(ops)) if ops.is_empty() => {}
-            Some(Value::Array(ops)) => return self.batch(target, ops),
-            Some(_) => {
+        match &args.operations {
+            None => {}
+            Some(Given::Ok(ops)) if ops.is_empty() => {}
+            Some(Given::Ok(ops)) => return self.batch(target, ops),
+            Some(Given::Other(_)) => {
                 return failure(
                     "operations must be a list of {action, content?, old_text?} objects.",
                 );
             }
         }
-        let text = |key: &str| {
-            args.get(key)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .unwrap_or("")
-        };
+        let text =
+            |field: &Option<String>| field.as_deref().map(str::trim).unwrap_or("").to_string();
         let op = MemOp {
-            action: text("action").to_string(),
-            content: text("content").to_string(),
-            old_text: text("old_text").to_string(),
+            action: text(&args.action),
+            content: text(&args.content),
+            old_text: text(&args.old_text),
         };
         match op.action.as_str() {
             "add" if op.content.is_empty() => failure("Content is required for 'add' action."),

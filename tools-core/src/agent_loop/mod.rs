@@ -34,9 +34,9 @@ use crate::services::CoreServices;
 use crate::settings::MemorySettings;
 use crate::stable_hash::fnv1a;
 
-pub use memory::MemoryStore;
+pub use memory::{MemoryArgs, MemoryStore};
 pub use threat_scan::scan_for_threats;
-pub use todo::{TodoItem, TodoStore};
+pub use todo::{TodoArgs, TodoItem, TodoStore};
 
 /// The tools the dispatcher must route to [`AgentLoopState::handle`].
 pub const AGENT_LOOP_TOOLS: [&str; 4] = ["todo", "memory", "session_search", "delegate_task"];

@@ -21,6 +21,7 @@ use super::{read_state, state_key};
 use crate::atomic_file::write_atomic;
 use crate::file_lock::FileLock;
 use crate::result::tool_error;
+use crate::tools::args::{self, Given, lenient};
 
 /// Valid statuses.
 const STATUSES: [&str; 4] = ["pending", "in_progress", "completed", "cancelled"];
@@ -46,6 +47,19 @@ pub struct TodoItem {
 struct TodoFile {
     session_id: String,
     todos: Vec<TodoItem>,
+}
+
+/// The `todo` tool's arguments (Hermes' names; the schema is in `tools/todo.rs`). Items
+/// are read one by one, leniently, as Hermes' `_validate` reads them.
+#[derive(Debug, Deserialize)]
+pub struct TodoArgs {
+    /// The items to write (absent or `null`: read the list). A JSON string holding a
+    /// list is accepted too.
+    #[serde(default)]
+    todos: Option<Given<Vec<Value>>>,
+    /// Update items by id instead of replacing the list.
+    #[serde(default, deserialize_with = "lenient::boolean")]
+    merge: Option<bool>,
 }
 
 /// Task lists, one per session, on disk.
@@ -213,16 +227,21 @@ impl TodoStore {
 
     /// The `todo` tool: read or write, then the whole list with a summary.
     pub fn handle(&self, args: &Value, session: &str) -> Value {
-        let merge = matches!(args.get("merge"), Some(Value::Bool(true)))
-            || args.get("merge").and_then(Value::as_str) == Some("true");
-        let outcome = match args.get("todos") {
-            None | Some(Value::Null) => self.read(session),
-            Some(Value::Array(todos)) => self.write(session, todos, merge),
-            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+        let args: TodoArgs = match args::parse(args.clone()) {
+            Ok(args) => args,
+            Err(err) => return err.to_result(),
+        };
+        let merge = args.merge.unwrap_or(false);
+        let outcome = match &args.todos {
+            None => self.read(session),
+            Some(Given::Ok(todos)) => self.write(session, todos, merge),
+            Some(Given::Other(Value::String(text))) => match serde_json::from_str::<Value>(text) {
                 Ok(Value::Array(todos)) => self.write(session, &todos, merge),
-                _ => return tool_error("todos must be a list of objects, got unparseable string"),
+                _ => {
+                    return tool_error("todos must be a list of objects, got unparseable string");
+                }
             },
-            Some(other) => {
+            Some(Given::Other(other)) => {
                 let kind = match other {
                     Value::Object(_) => "object",
                     Value::Bool(_) => "boolean",

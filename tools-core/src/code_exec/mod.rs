@@ -1,12 +1,19 @@
 //! `execute_code`: the model writes a Python script whose tool calls are functions of a
 //! generated module (`from toolhost_tools import read_file, terminal`); each call
-//! travels back to the host over a Unix socket and runs through the host's whole
-//! dispatch pipeline (validation, hooks, approval) exactly like a direct call. Only
-//! the script's stdout returns to the model (docs/hermes/code-execution.md).
+//! travels back to the host — over a Unix socket when the script runs on the host,
+//! through request and response files when it runs in another execution environment
+//! (docker, ssh, ...) — and runs through the host's whole dispatch pipeline
+//! (validation, hooks, approval) exactly like a direct call. Only the script's stdout
+//! returns to the model (docs/hermes/code-execution.md).
 //!
-//! - [`stubs`] — the generated `toolhost_tools` module;
-//! - [`rpc`] — the socket server that answers the script's calls;
-//! - [`run`] — the child process, its limits, and the result;
+//! - [`stubs`] — the generated `toolhost_tools` module (both transports);
+//! - [`dispatch`] — answering one request: token, allowlist, call limit, pipeline;
+//! - [`rpc`] — the socket server (host);
+//! - [`relay`] — the file channel (other environments);
+//! - [`run`] — the child process on the host, its limits;
+//! - [`remote`] — the script in the task's environment, the same limits;
+//! - `outcome` — captured output and the result shape, shared by both runners;
+//! - [`approval`] — the whole-script check;
 //! - [`settings`] — the `[code_execution]` section.
 //!
 //! tools-core cannot see the host's pipeline, so the host installs a [`ToolCaller`]
@@ -14,6 +21,10 @@
 //! answers with an error instead of bypassing the pipeline.
 
 pub mod approval;
+pub mod dispatch;
+mod outcome;
+pub mod relay;
+pub mod remote;
 pub mod rpc;
 pub mod run;
 pub mod settings;
@@ -35,5 +46,7 @@ pub trait ToolCaller: Send + Sync {
 /// registry, which holds the tool that holds this slot).
 pub type ToolCallerSlot = crate::host_slot::HostSlot<dyn ToolCaller>;
 
+#[cfg(test)]
+mod remote_tests;
 #[cfg(test)]
 mod tests;

@@ -1,8 +1,8 @@
 //! Running one script: a private temporary directory with the script, the generated
 //! `toolhost_tools` module and the socket; the interpreter in its own process group
 //! with a scrubbed environment (no variable whose name looks like a secret); the time
-//! limit and cancellation (the whole group is killed); stdout and stderr kept head +
-//! tail within their caps; the result in Hermes' shape (docs/hermes/code-execution.md).
+//! limit and cancellation (the whole group is killed); stdout and stderr captured and
+//! the result built by [`super::outcome`] (docs/hermes/code-execution.md).
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -14,9 +14,10 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::ToolCaller;
+use super::outcome::{Ending, build_result, capture, error_result};
 use super::rpc::{RpcConfig, RpcServer};
 use super::settings::CodeExecutionSettings;
 use super::stubs;
@@ -58,74 +59,6 @@ pub struct Script<'a> {
     pub tools: BTreeSet<String>,
 }
 
-/// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ending {
-    Exited(i32),
-    TimedOut,
-    Cancelled,
-}
-
-/// Kept bytes of one stream: head and tail within a cap, and the total.
-#[derive(Default)]
-struct Captured {
-    head: Vec<u8>,
-    tail: std::collections::VecDeque<u8>,
-    total: usize,
-}
-
-fn capture(mut stream: impl Read, cap: usize) -> Captured {
-    let head_cap = cap * 2 / 5;
-    let tail_cap = cap - head_cap;
-    let mut out = Captured::default();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        out.total += n;
-        for &b in &buf[..n] {
-            if out.head.len() < head_cap {
-                out.head.push(b);
-            } else {
-                if out.tail.len() == tail_cap {
-                    out.tail.pop_front();
-                }
-                if tail_cap > 0 {
-                    out.tail.push_back(b);
-                }
-            }
-        }
-    }
-    out
-}
-
-impl Captured {
-    fn kept(&self) -> usize {
-        self.head.len() + self.tail.len()
-    }
-
-    /// The text (lossy UTF-8, ANSI stripped, secrets redacted), with a marker where
-    /// bytes were dropped.
-    fn text(&self) -> String {
-        let head = String::from_utf8_lossy(&self.head);
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        let tail = String::from_utf8_lossy(&tail);
-        let omitted = self.total - self.kept();
-        let joined = if omitted > 0 {
-            format!(
-                "{head}\n\n... [OUTPUT TRUNCATED - {omitted} bytes omitted out of {} total] ...\n\n{tail}",
-                self.total
-            )
-        } else {
-            format!("{head}{tail}")
-        };
-        let plain = toolhost_text::strip_ansi(&joined).into_owned();
-        crate::redact::redact(&plain).into_owned()
-    }
-}
-
 fn scrubbed_env() -> Vec<(String, String)> {
     std::env::vars()
         .filter(|(k, _)| {
@@ -136,7 +69,8 @@ fn scrubbed_env() -> Vec<(String, String)> {
         .collect()
 }
 
-fn new_token() -> String {
+/// A fresh random token for one run (hex).
+pub(super) fn new_token() -> String {
     let mut bytes = [0u8; 16];
     let ok = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
     if ok.is_err() {
@@ -146,19 +80,6 @@ fn new_token() -> String {
         bytes[..8].copy_from_slice(&crate::stable_hash::fnv1a(seed.bytes()).to_le_bytes());
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn error_result(error: String, calls: usize, started: Instant) -> Value {
-    json!({
-        "status": "error",
-        "error": error,
-        "tool_calls_made": calls,
-        "duration_seconds": round2(started.elapsed().as_secs_f64()),
-    })
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }
 
 fn kill_group(pid: u32) {
@@ -189,8 +110,11 @@ pub fn execute(
     let module = dir.path().join("toolhost_tools.py");
     let main = dir.path().join("script.py");
     let socket = dir.path().join("rpc.sock");
-    let written = std::fs::write(&module, stubs::module_source(&tools))
-        .and_then(|()| std::fs::write(&main, script.code));
+    let written = std::fs::write(
+        &module,
+        stubs::module_source(&tools, stubs::Transport::Socket),
+    )
+    .and_then(|()| std::fs::write(&main, script.code));
     if let Err(err) = written {
         return error_result(format!("cannot write the script: {err}"), 0, started);
     }
@@ -299,69 +223,4 @@ fn prepend_path(dir: &Path) -> String {
         Ok(existing) if !existing.is_empty() => format!("{}:{existing}", dir.display()),
         _ => dir.display().to_string(),
     }
-}
-
-fn build_result(
-    ending: Ending,
-    exit_code: i32,
-    out: &Captured,
-    err: &Captured,
-    calls: usize,
-    started: Instant,
-    timeout: u64,
-) -> Value {
-    let stdout = out.text();
-    let stderr = err.text();
-    let omitted = out.total - out.kept();
-    let mut result = Map::new();
-    result.insert("status".into(), json!("success"));
-    result.insert("output".into(), json!(stdout));
-    result.insert("exit_code".into(), json!(exit_code));
-    result.insert("tool_calls_made".into(), json!(calls));
-    result.insert(
-        "duration_seconds".into(),
-        json!(round2(started.elapsed().as_secs_f64())),
-    );
-    result.insert("stdout_truncated".into(), json!(omitted > 0));
-    result.insert("stdout_bytes_captured".into(), json!(out.kept()));
-    result.insert("stdout_bytes_total".into(), json!(out.total));
-    result.insert("stdout_bytes_omitted".into(), json!(omitted));
-    if omitted > 0 {
-        result.insert("warning".into(), json!("execute_code stdout was truncated; the script did run, but only the captured head/tail output is included. Re-run only with narrower output if the omitted data is required."));
-    }
-    match ending {
-        Ending::TimedOut => {
-            let message = format!("Script timed out after {timeout}s and was killed.");
-            result.insert("status".into(), json!("timeout"));
-            result.insert(
-                "output".into(),
-                json!(if stdout.is_empty() {
-                    format!("⏰ {message}")
-                } else {
-                    format!("{stdout}\n\n⏰ {message}")
-                }),
-            );
-            result.insert("error".into(), json!(message));
-        }
-        Ending::Cancelled => {
-            result.insert("status".into(), json!("interrupted"));
-            result.insert(
-                "output".into(),
-                json!(format!("{stdout}\n[execution interrupted]")),
-            );
-        }
-        Ending::Exited(0) => {}
-        Ending::Exited(code) => {
-            result.insert("status".into(), json!("error"));
-            if stderr.is_empty() {
-                let message = format!("Script exited with code {code}");
-                result.insert("error".into(), json!(message));
-            } else {
-                let output = format!("{stdout}\n--- stderr ---\n{stderr}");
-                result.insert("output".into(), json!(output));
-                result.insert("error".into(), json!(stderr));
-            }
-        }
-    }
-    Value::Object(result)
 }

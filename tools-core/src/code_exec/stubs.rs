@@ -1,8 +1,12 @@
 //! The generated `toolhost_tools` Python module: one function per allowed tool, each
-//! sending `{"tool","args","token"}` as a JSON line over the Unix socket named by
-//! `TOOLHOST_RPC_SOCKET` and returning the parsed result; plus Hermes' helpers
-//! `json_parse`, `shell_quote` and `retry`. Unknown tools get a generic
-//! `fn(**kwargs)` stub, so plugin and MCP tools can be allowed too.
+//! sending `{"tool","args","token"}` as a JSON line and returning the parsed result;
+//! plus Hermes' helpers `json_parse`, `shell_quote` and `retry`. Unknown tools get a
+//! generic `fn(**kwargs)` stub, so plugin and MCP tools can be allowed too.
+//!
+//! Two transports ([`Transport`]): on the host the line goes over the Unix socket named
+//! by `TOOLHOST_RPC_SOCKET`; in a remote environment it is written as a request file
+//! in the directory named by `TOOLHOST_RPC_DIR` and the answer read back from a
+//! response file (the other end is [`super::relay`]).
 
 /// (name, Python signature, docstring, arguments dict expression).
 const STUBS: &[(&str, &str, &str, &str)] = &[
@@ -60,34 +64,14 @@ pub fn doc_line(name: &str) -> String {
     }
 }
 
-const HEADER: &str = r#""""toolhost tool stubs (generated for one execute_code run)."""
+const COMMON: &str = r#""""toolhost tool stubs (generated for one execute_code run)."""
 import json, os, shlex, socket, threading, time
 
-_sock = None
 _lock = threading.Lock()
 
 
-def _connect():
-    global _sock
-    if _sock is None:
-        _sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        _sock.connect(os.environ["TOOLHOST_RPC_SOCKET"])
-    return _sock
-
-
-def _call(tool, args):
-    args = {k: v for k, v in args.items() if v is not None}
-    request = json.dumps({"tool": tool, "args": args, "token": os.environ.get("TOOLHOST_RPC_TOKEN", "")}) + "\n"
-    with _lock:
-        conn = _connect()
-        conn.sendall(request.encode())
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                raise RuntimeError("toolhost closed the tool channel")
-            buf += chunk
-    result = json.loads(buf.decode())
+def _decode(raw):
+    result = json.loads(raw)
     if isinstance(result, str):
         try:
             return json.loads(result)
@@ -120,6 +104,90 @@ def retry(fn, max_attempts=3, delay=2):
 
 "#;
 
+/// `_call` over the Unix socket.
+const SOCKET_CALL: &str = r#"
+_sock = None
+
+
+def _connect():
+    global _sock
+    if _sock is None:
+        _sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        _sock.connect(os.environ["TOOLHOST_RPC_SOCKET"])
+    return _sock
+
+
+def _call(tool, args):
+    args = {k: v for k, v in args.items() if v is not None}
+    request = json.dumps({"tool": tool, "args": args, "token": os.environ.get("TOOLHOST_RPC_TOKEN", "")}) + "\n"
+    with _lock:
+        conn = _connect()
+        conn.sendall(request.encode())
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = conn.recv(65536)
+            if not chunk:
+                raise RuntimeError("toolhost closed the tool channel")
+            buf += chunk
+    return _decode(buf.decode())
+
+"#;
+
+/// `_call` through request and response files. A request is written to
+/// `req_<pid>_<n>.tmp` and renamed (the relay never sees half a request); a response
+/// is complete once it ends with its newline (the only one in it). The process id in
+/// the name keeps a script's subprocesses, which may import the module too, apart.
+const FILE_CALL: &str = r#"
+_RPC_DIR = os.environ.get("TOOLHOST_RPC_DIR", "")
+_seq = 0
+
+
+def _call(tool, args):
+    global _seq
+    args = {k: v for k, v in args.items() if v is not None}
+    with _lock:
+        _seq += 1
+        name = "%d_%d" % (os.getpid(), _seq)
+    request = json.dumps({"tool": tool, "args": args, "token": _TOKEN, "id": name}) + "\n"
+    req = os.path.join(_RPC_DIR, "req_" + name)
+    res = os.path.join(_RPC_DIR, "res_" + name)
+    with open(req + ".tmp", "w", encoding="utf-8") as f:
+        f.write(request)
+    os.rename(req + ".tmp", req)
+    delay = 0.0005
+    while True:
+        try:
+            with open(res, encoding="utf-8") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            raw = ""
+        if raw.endswith("\n"):
+            break
+        if not os.path.isdir(_RPC_DIR):
+            raise RuntimeError("toolhost closed the tool channel")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    try:
+        os.unlink(res)
+    except OSError:
+        pass
+    return _decode(raw)
+
+"#;
+
+/// How the module reaches the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport<'a> {
+    /// A Unix socket (`TOOLHOST_RPC_SOCKET`, token in `TOOLHOST_RPC_TOKEN`).
+    Socket,
+    /// Request and response files in `TOOLHOST_RPC_DIR`; the run's token is written
+    /// into the module, which lives in a private (0700) directory.
+    Files {
+        /// The run's token.
+        token: &'a str,
+    },
+}
+
 /// Whether `name` can be a Python function name.
 fn python_identifier(name: &str) -> bool {
     name.chars()
@@ -129,9 +197,17 @@ fn python_identifier(name: &str) -> bool {
 }
 
 /// The module's source for `tools` (sorted; names that are not Python identifiers,
-/// e.g. with `-`, are skipped).
-pub fn module_source(tools: &[String]) -> String {
-    let mut source = HEADER.to_string();
+/// e.g. with `-`, are skipped) over `transport`.
+pub fn module_source(tools: &[String], transport: Transport<'_>) -> String {
+    let mut source = COMMON.to_string();
+    match transport {
+        Transport::Socket => source.push_str(SOCKET_CALL),
+        Transport::Files { token } => {
+            // The token is hex: a plain Python string literal.
+            source.push_str(&format!("\n_TOKEN = {token:?}\n"));
+            source.push_str(FILE_CALL);
+        }
+    }
     for name in tools.iter().filter(|n| python_identifier(n)) {
         let stub = match STUBS.iter().find(|(n, ..)| n == name) {
             Some((_, sig, doc, args)) => {

@@ -193,8 +193,10 @@ fn a_missing_interpreter_is_a_clear_error() {
 
 #[test]
 fn the_module_has_typed_stubs_and_generic_ones() {
-    let source =
-        super::stubs::module_source(&["read_file".into(), "my_tool".into(), "bad-name".into()]);
+    let source = super::stubs::module_source(
+        &["read_file".into(), "my_tool".into(), "bad-name".into()],
+        super::stubs::Transport::Socket,
+    );
     assert!(source.contains("def read_file(path: str, offset: int = 1, limit: int = 500):"));
     assert!(source.contains("def my_tool(**kwargs):"));
     assert!(!source.contains("bad-name("));

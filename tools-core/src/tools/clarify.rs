@@ -15,6 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::ToolContext;
@@ -23,7 +24,7 @@ use crate::error::{RegisterError, ToolError};
 use crate::prompter::{PromptAnswer, PromptError, PromptRequest};
 use crate::result::tool_error;
 use crate::services::CoreServices;
-use crate::tools::args::str_arg;
+use crate::tools::args::{self, Given, lenient};
 
 /// Most predefined choices offered (the terminal adds "Other").
 pub const MAX_CHOICES: usize = 4;
@@ -78,7 +79,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .schema(&schema())
         .emoji("❓")
         .parallelism(Parallelism::Exclusive)
-        .sync_handler(move |args, ctx| clarify(&svc, &args, ctx))
+        .sync_handler(move |args, ctx| clarify(&svc, args, ctx))
         .build()
 }
 
@@ -106,22 +107,37 @@ fn flatten_choice(choice: &Value) -> String {
     }
 }
 
-fn clarify(services: &CoreServices, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-    let Some(question) = str_arg(args, "question")
+/// The `clarify` tool's arguments (Hermes' names; see the schema above).
+#[derive(Debug, Deserialize)]
+pub struct ClarifyArgs {
+    /// The question (blank: "Question text is required.").
+    #[serde(default, deserialize_with = "lenient::string")]
+    question: Option<String>,
+    /// Up to four choices, each flattened to text (Hermes accepts dict-shaped ones);
+    /// `null` or absent: open-ended.
+    #[serde(default)]
+    choices: Option<Given<Vec<Value>>>,
+}
+
+fn clarify(services: &CoreServices, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    let args: ClarifyArgs = args::parse(args)?;
+    let Some(question) = args
+        .question
+        .as_deref()
         .map(str::trim)
         .filter(|q| !q.is_empty())
     else {
         return Ok(tool_error("Question text is required."));
     };
-    let choices: Vec<String> = match args.get("choices") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
+    let choices: Vec<String> = match &args.choices {
+        None => Vec::new(),
+        Some(Given::Ok(items)) => items
             .iter()
             .map(flatten_choice)
             .filter(|c| !c.is_empty())
             .take(MAX_CHOICES)
             .collect(),
-        Some(_) => return Ok(tool_error("choices must be a list of strings.")),
+        Some(Given::Other(_)) => return Ok(tool_error("choices must be a list of strings.")),
     };
     let timeout = services.settings.clarify.timeout;
     let request = PromptRequest {

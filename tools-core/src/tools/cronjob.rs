@@ -12,6 +12,7 @@ use crate::cron::actions::{Actions, CronArgs};
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::RegisterError;
 use crate::services::CoreServices;
+use crate::tools::args;
 
 const DESCRIPTION: &str = "Manage scheduled cron jobs with a single compressed tool.
 
@@ -74,14 +75,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .emoji("⏰")
         .parallelism(Parallelism::Exclusive)
         .sync_handler(move |args, _ctx| {
-            let args: CronArgs = match serde_json::from_value(args) {
-                Ok(a) => a,
-                Err(e) => {
-                    return Ok(
-                        json!({"success": false, "error": format!("Invalid arguments: {e}")}),
-                    );
-                }
-            };
+            let args: CronArgs = args::parse(args)?;
             let store = match svc.cron.store() {
                 Ok(s) => s,
                 Err(e) => return Ok(json!({"success": false, "error": e.to_string()})),

@@ -5,9 +5,11 @@
 //! The description lists the tools a script can import: the configured allowlist
 //! (Hermes' seven by default) intersected with the tools that survive the
 //! definitions filter (a schema patch); at run time the allowlist is intersected with
-//! what is registered and available. The tool is unavailable when the interpreter
-//! (`python3`) is not on `PATH`. Scripts run on the host, in the task's working
-//! directory, with the local backend only.
+//! what is registered and available. Scripts run in the task's execution environment,
+//! in its working directory: on the host for the local backend (the tool is
+//! unavailable when the interpreter is not on `PATH`), inside the container, remote
+//! host or sandbox for the others (where a missing `python3` is reported when a script
+//! is run: finding out means starting the environment).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -18,13 +20,16 @@ use serde_json::{Map, Value, json};
 
 use crate::availability::AvailabilityCheck;
 use crate::code_exec::approval::check_script;
+use crate::code_exec::remote::{RemoteScript, execute_remote};
 use crate::code_exec::run::{Script, execute};
 use crate::code_exec::{CodeExecutionSettings, stubs};
+use crate::context::ToolContext;
 use crate::entry::{Parallelism, SchemaPatch, ToolEntry};
 use crate::environments::BackendKind;
 use crate::error::RegisterError;
 use crate::result::tool_error;
 use crate::services::CoreServices;
+use crate::tools::args;
 use crate::tools::terminal::host_access;
 
 fn description(tools: &[String]) -> String {
@@ -74,8 +79,10 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// The `execute_code` tool's arguments.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct ExecuteCodeArgs {
+    /// The Python script (blank: "No code provided.").
     #[serde(default)]
     code: String,
 }
@@ -87,8 +94,9 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         allowed_tools: allow,
         ..
     } = services.settings.code_execution.clone();
+    let on_host = services.settings.terminal.backend == BackendKind::Local;
     let check = AvailabilityCheck::new("python3", move || {
-        if on_path(&python) {
+        if !on_host || on_path(&python) {
             Ok(())
         } else {
             Err(format!(
@@ -103,70 +111,92 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .check(check)
         .max_result_chars(100_000)
         .parallelism(Parallelism::Exclusive)
-        .schema_patch(move |function: &mut Map<String, Value>, present: &BTreeSet<String>| {
-            let tools: Vec<String> = allow.iter().filter(|t| present.contains(*t)).cloned().collect();
-            if tools.is_empty() {
-                return SchemaPatch::Remove;
-            }
-            function.insert("description".into(), Value::String(description(&tools)));
-            SchemaPatch::Keep
-        })
-        .sync_handler(move |args, ctx| {
-            let args: Args = match serde_json::from_value(args) {
-                Ok(a) => a,
-                Err(e) => return Ok(tool_error(format!("Invalid arguments: {e}"))),
-            };
-            if args.code.trim().is_empty() {
-                return Ok(tool_error("No code provided."));
-            }
-            let settings = &svc.settings.code_execution;
-            if svc.settings.terminal.backend != BackendKind::Local {
-                return Ok(tool_error(format!(
-                    "execute_code runs scripts on this machine and is not available with the {:?} terminal backend; use normal tool calls instead.",
-                    svc.settings.terminal.backend
-                )));
-            }
-            let Some(caller) = svc.tool_caller.get() else {
-                return Ok(tool_error(
-                    "execute_code is unavailable: no tool pipeline is installed in this process. Use normal tool calls instead.",
-                ));
-            };
-            let tools: BTreeSet<String> = settings
-                .allowed_tools
-                .iter()
-                .filter(|t| t.as_str() != "execute_code" && caller.available(t))
-                .cloned()
-                .collect();
-            let kind = svc.settings.terminal.backend;
-            let approval_note = match check_script(
-                svc.approval.as_ref(),
-                &args.code,
-                ctx,
-                kind.name(),
-                host_access(kind, &svc.settings.terminal),
-            ) {
-                Ok(note) => note,
-                Err(message) => {
-                    return Ok(json!({
-                        "status": "error",
-                        "error": message,
-                        "tool_calls_made": 0,
-                        "duration_seconds": 0,
-                    }));
+        .schema_patch(
+            move |function: &mut Map<String, Value>, present: &BTreeSet<String>| {
+                let tools: Vec<String> = allow
+                    .iter()
+                    .filter(|t| present.contains(*t))
+                    .cloned()
+                    .collect();
+                if tools.is_empty() {
+                    return SchemaPatch::Remove;
                 }
-            };
-            let files = svc.files.for_task(ctx.task_key());
-            let cwd: PathBuf = files.resolve(".");
-            let script = Script {
-                code: &args.code,
-                cwd,
-                tools,
-            };
-            let mut result = execute(&script, settings, caller, ctx);
-            if let (Some(note), Some(map)) = (approval_note, result.as_object_mut()) {
-                map.insert("approval".into(), Value::String(note));
-            }
-            Ok(result)
+                function.insert("description".into(), Value::String(description(&tools)));
+                SchemaPatch::Keep
+            },
+        )
+        .sync_handler(move |args, ctx| {
+            let args: ExecuteCodeArgs = args::parse(args)?;
+            Ok(handle(&svc, args, ctx))
         })
         .build()
+}
+
+/// A refusal before anything ran.
+fn not_run(error: String) -> Value {
+    json!({
+        "status": "error",
+        "error": error,
+        "tool_calls_made": 0,
+        "duration_seconds": 0,
+    })
+}
+
+/// One `execute_code` call: arguments, the pipeline, the allowed tools, the
+/// whole-script check, then the script where the task's commands run.
+fn handle(svc: &Arc<CoreServices>, args: ExecuteCodeArgs, ctx: &ToolContext) -> Value {
+    if args.code.trim().is_empty() {
+        return tool_error("No code provided.");
+    }
+    let settings = &svc.settings.code_execution;
+    let Some(caller) = svc.tool_caller.get() else {
+        return tool_error(
+            "execute_code is unavailable: no tool pipeline is installed in this process. Use normal tool calls instead.",
+        );
+    };
+    let tools: BTreeSet<String> = settings
+        .allowed_tools
+        .iter()
+        .filter(|t| t.as_str() != "execute_code" && caller.available(t))
+        .cloned()
+        .collect();
+    let kind = svc.environments.backend_for(ctx.task_key());
+    let approval_note = match check_script(
+        svc.approval.as_ref(),
+        &args.code,
+        ctx,
+        kind.name(),
+        host_access(kind, &svc.settings.terminal),
+    ) {
+        Ok(note) => note,
+        Err(message) => return not_run(message),
+    };
+    let mut result = if kind == BackendKind::Local {
+        let files = svc.files.for_task(ctx.task_key());
+        let cwd: PathBuf = files.resolve(".");
+        let script = Script {
+            code: &args.code,
+            cwd,
+            tools,
+        };
+        execute(&script, settings, caller, ctx)
+    } else {
+        let env = match svc.environments.get_or_create(ctx.task_key()) {
+            Ok(env) => env,
+            Err(err) => {
+                return not_run(format!(
+                    "execute_code: the {kind} environment could not be created ({err})"
+                ));
+            }
+        };
+        let script = RemoteScript {
+            code: &args.code,
+            tools,
+        };
+        execute_remote(&script, settings, caller, ctx, &env)
+    };
+    if let (Some(note), Some(map)) = (approval_note, result.as_object_mut()) {
+        map.insert("approval".into(), Value::String(note));
+    }
+    result
 }

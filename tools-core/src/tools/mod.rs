@@ -4,7 +4,9 @@
 //! Result<ToolEntry, RegisterError>`. A tool that fails to build is logged and skipped;
 //! the others still register.
 
-mod args;
+pub mod args;
+#[cfg(any(test, feature = "test-support"))]
+pub mod args_check;
 pub mod clarify;
 pub mod cronjob;
 pub mod delegate_task;
@@ -26,6 +28,8 @@ pub mod todo;
 pub mod v4a;
 pub mod write_file;
 
+#[cfg(test)]
+mod args_schema_tests;
 #[cfg(test)]
 mod file_security_tests;
 

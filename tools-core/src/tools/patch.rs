@@ -22,6 +22,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
@@ -29,7 +30,7 @@ use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
 use crate::files::{ContentHash, FileKind, FileSystem};
 use crate::services::CoreServices;
-use crate::tools::args::{bool_arg, str_arg};
+use crate::tools::args::{self, lenient};
 use crate::tools::file_guard::checked_write_target;
 use crate::tools::file_lookup::{io_failure, similar_files, write_failure};
 use crate::tools::fuzzy_match::{MatchError, Strategy, closest_sections, find_and_replace};
@@ -101,7 +102,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .schema(&schema())
         .emoji("🔧")
         .parallelism(Parallelism::PathScoped("path".into()))
-        .sync_handler(move |args, ctx| patch(&svc, &secrets, &args, ctx))
+        .sync_handler(move |args, ctx| patch(&svc, &secrets, args, ctx))
         .build()
 }
 
@@ -140,36 +141,61 @@ impl Patcher<'_> {
     }
 }
 
+/// The `patch` tool's arguments (Hermes' names; see the schema above). Which ones a
+/// call needs depends on `mode`, so each is optional and checked by its mode.
+#[derive(Debug, Deserialize)]
+pub struct PatchArgs {
+    /// `replace` (the default) or `patch`.
+    #[serde(default, deserialize_with = "lenient::string")]
+    mode: Option<String>,
+    /// Replace mode: the file.
+    #[serde(default, deserialize_with = "lenient::string")]
+    path: Option<String>,
+    /// Replace mode: the text to find.
+    #[serde(default, deserialize_with = "lenient::string")]
+    old_string: Option<String>,
+    /// Replace mode: its replacement.
+    #[serde(default, deserialize_with = "lenient::string")]
+    new_string: Option<String>,
+    /// Replace mode: every occurrence.
+    #[serde(default, deserialize_with = "lenient::boolean")]
+    replace_all: Option<bool>,
+    /// Patch mode: the V4A patch.
+    #[serde(default, deserialize_with = "lenient::string")]
+    patch: Option<String>,
+}
+
 fn patch(
     services: &CoreServices,
     secrets: &SecretFiles,
-    args: &Value,
+    args: Value,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
+    let args: PatchArgs = args::parse(args)?;
     let fs = services.files.for_task(ctx.task_key());
     let patcher = Patcher {
         services,
         secrets,
         fs: fs.as_ref(),
     };
-    match str_arg(args, "mode").unwrap_or("replace") {
-        "replace" => Ok(replace_mode(&patcher, args)),
-        "patch" => Ok(v4a_mode(&patcher, args)),
+    match args.mode.as_deref().unwrap_or("replace") {
+        "replace" => Ok(replace_mode(&patcher, &args)),
+        "patch" => Ok(v4a_mode(&patcher, &args)),
         other => Ok(failure(format!(
             "Unknown mode: {other}. Use 'replace' or 'patch'."
         ))),
     }
 }
 
-fn replace_mode(patcher: &Patcher<'_>, args: &Value) -> Value {
+fn replace_mode(patcher: &Patcher<'_>, args: &PatchArgs) -> Value {
     let fs = patcher.fs;
-    let Some(path) = str_arg(args, "path").filter(|p| !p.trim().is_empty()) else {
+    let Some(path) = args.path.as_deref().filter(|p| !p.trim().is_empty()) else {
         return failure("path required (mode='replace' needs path, old_string and new_string)");
     };
-    let (Some(old), Some(new)) = (str_arg(args, "old_string"), str_arg(args, "new_string")) else {
+    let (Some(old), Some(new)) = (args.old_string.as_deref(), args.new_string.as_deref()) else {
         return failure("old_string and new_string required");
     };
-    let replace_all = bool_arg(args, "replace_all", false);
+    let replace_all = args.replace_all.unwrap_or(false);
     let (resolved, target) = match patcher.target(path) {
         Ok(paths) => paths,
         Err(result) => return result,
@@ -285,9 +311,9 @@ fn match_failure(err: &MatchError, path: &str, old: &str, content: &str) -> Valu
     Value::Object(result)
 }
 
-fn v4a_mode(patcher: &Patcher<'_>, args: &Value) -> Value {
+fn v4a_mode(patcher: &Patcher<'_>, args: &PatchArgs) -> Value {
     let fs = patcher.fs;
-    let Some(text) = str_arg(args, "patch").filter(|p| !p.trim().is_empty()) else {
+    let Some(text) = args.patch.as_deref().filter(|p| !p.trim().is_empty()) else {
         return failure("patch content required (mode='patch')");
     };
     let ops = match v4a::parse(text) {

@@ -7,6 +7,8 @@
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
+use serde::Deserialize;
+use serde::de::Deserializer;
 use serde_json::{Value, json};
 
 use crate::context::ToolContext;
@@ -16,6 +18,7 @@ use crate::error::RegisterError;
 use crate::handler::ToolOutcome;
 use crate::redact::redact;
 use crate::services::CoreServices;
+use crate::tools::args::{self, lenient};
 use toolhost_text::strip_ansi;
 
 const ACTIONS: &[&str] = &[
@@ -50,7 +53,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         )
         .parameters(schema())
         .emoji("⚙️")
-        .sync_handler(move |args, ctx| run(&services, &args, ctx))
+        .sync_handler(move |args, ctx| run(&services, args, ctx))
         .build()
 }
 
@@ -112,10 +115,49 @@ fn status_fields(p: &BackgroundProcess) -> Value {
     v
 }
 
+/// The `process` tool's arguments (Hermes' names; see the schema above).
+#[derive(Debug, Deserialize)]
+pub struct ProcessArgs {
+    /// One of [`ACTIONS`].
+    #[serde(default, deserialize_with = "lenient::string")]
+    action: Option<String>,
+    /// The process (`proc_…`; a number is read as its text).
+    #[serde(default, deserialize_with = "session_id")]
+    session_id: Option<String>,
+    /// Text for `write` / `submit`.
+    #[serde(default, deserialize_with = "lenient::string")]
+    data: Option<String>,
+    /// Seconds `wait` blocks (capped by the terminal timeout).
+    #[serde(default, deserialize_with = "lenient::int")]
+    timeout: Option<i64>,
+    /// First line of a `log` page.
+    #[serde(default, deserialize_with = "lenient::int")]
+    offset: Option<i64>,
+    /// Lines of a `log` page.
+    #[serde(default, deserialize_with = "lenient::int")]
+    limit: Option<i64>,
+}
+
+/// A session id: a non-empty string, or a number read as its text; anything else is
+/// missing.
+fn session_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) if !s.is_empty() => Some(s),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// A non-negative integer argument.
+fn unsigned(value: Option<i64>) -> Option<u64> {
+    value.and_then(|v| u64::try_from(v).ok())
+}
+
 /// Run one `process` call.
-pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> ToolOutcome {
+pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> ToolOutcome {
+    let args: ProcessArgs = args::parse(args)?;
     let registry = services.environments.processes();
-    let action = args.get("action").and_then(Value::as_str).unwrap_or("");
+    let action = args.action.as_deref().unwrap_or("");
     if !ACTIONS.contains(&action) {
         return Ok(
             json!({"error": format!("Unknown process action: {action}. Use: {}", ACTIONS.join(", "))}),
@@ -136,15 +178,13 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
             .collect();
         return Ok(json!({"processes": processes}));
     }
-    let id = match args.get("session_id") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => return Ok(json!({"error": format!("session_id is required for {action}")})),
+    let Some(id) = args.session_id else {
+        return Ok(json!({"error": format!("session_id is required for {action}")}));
     };
     let Some(process) = registry.get(&id) else {
         return Ok(json!({"status": "not_found", "error": format!("No process with ID {id}")}));
     };
-    let data = args.get("data").and_then(Value::as_str).unwrap_or("");
+    let data = args.data.as_deref().unwrap_or("");
     Ok(match action {
         "poll" => {
             let mut v = status_fields(&process);
@@ -152,12 +192,8 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
             v
         }
         "log" => {
-            let limit = args
-                .get("limit")
-                .and_then(Value::as_u64)
-                .unwrap_or(200)
-                .max(1) as usize;
-            let offset = args.get("offset").and_then(Value::as_u64);
+            let limit = unsigned(args.limit).unwrap_or(200).max(1) as usize;
+            let offset = unsigned(args.offset);
             let page = process.log(offset, limit);
             let mut v = json!({
                 "session_id": process.id,
@@ -178,11 +214,7 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
         }
         "wait" => {
             let cap = services.environments.settings().timeout.max(1);
-            let asked = args
-                .get("timeout")
-                .and_then(Value::as_u64)
-                .unwrap_or(cap)
-                .max(1);
+            let asked = unsigned(args.timeout).unwrap_or(cap).max(1);
             let effective = asked.min(cap);
             let end = process.wait(Duration::from_secs(effective), Some(&ctx.cancel));
             let mut v = status_fields(&process);

@@ -24,6 +24,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
@@ -32,7 +33,7 @@ use crate::error::{RegisterError, ToolError};
 use crate::files::{ContentHash, FileKind, FileSystem};
 use crate::result::tool_error;
 use crate::services::CoreServices;
-use crate::tools::args::{int_arg, str_arg};
+use crate::tools::args::{self, lenient};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::{io_failure, not_found};
 use crate::tools::guarded_reader::GuardedReader;
@@ -101,23 +102,38 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .emoji("📖")
         .max_result_chars(usize::MAX)
         .parallelism(Parallelism::PathScoped("path".into()))
-        .sync_handler(move |args, ctx| read_file(&svc, &secrets, &args, ctx))
+        .sync_handler(move |args, ctx| read_file(&svc, &secrets, args, ctx))
         .build()
+}
+
+/// The `read_file` tool's arguments (Hermes' names; see the schema above).
+#[derive(Debug, Deserialize)]
+pub struct ReadFileArgs {
+    /// The file (blank: the tool's "'path' is required" error).
+    #[serde(default, deserialize_with = "lenient::string")]
+    path: Option<String>,
+    /// First line, 1-based.
+    #[serde(default, deserialize_with = "lenient::int")]
+    offset: Option<i64>,
+    /// Lines in the page.
+    #[serde(default, deserialize_with = "lenient::int")]
+    limit: Option<i64>,
 }
 
 fn read_file(
     services: &CoreServices,
     secrets: &SecretFiles,
-    args: &Value,
+    args: Value,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
+    let args: ReadFileArgs = args::parse(args)?;
     let limits = &services.settings.tool_output;
-    let Some(path) = str_arg(args, "path").filter(|p| !p.trim().is_empty()) else {
+    let Some(path) = args.path.as_deref().filter(|p| !p.trim().is_empty()) else {
         return Ok(tool_error("read_file: 'path' is required"));
     };
     let max_lines = limits.max_lines.max(1) as i64;
-    let offset = int_arg(args, "offset", 1).max(1) as usize;
-    let limit = int_arg(args, "limit", DEFAULT_LIMIT).clamp(1, max_lines) as usize;
+    let offset = args.offset.unwrap_or(1).max(1) as usize;
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, max_lines) as usize;
 
     let fs = services.files.for_task(ctx.task_key());
     let resolved = fs.resolve(path);

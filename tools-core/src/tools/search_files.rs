@@ -27,6 +27,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
@@ -35,7 +36,7 @@ use crate::error::{RegisterError, ToolError};
 use crate::files::{FileSystem, WalkControl, WalkOptions};
 use crate::result::tool_error;
 use crate::services::CoreServices;
-use crate::tools::args::{int_arg, str_arg};
+use crate::tools::args::{self, lenient};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::similar_files;
 use crate::tools::secret_files::{
@@ -131,7 +132,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .schema(&schema())
         .emoji("🔎")
         .parallelism(Parallelism::Safe)
-        .sync_handler(move |args, ctx| search(&svc, &secrets, &args, ctx))
+        .sync_handler(move |args, ctx| search(&svc, &secrets, args, ctx))
         .build()
 }
 
@@ -227,16 +228,46 @@ impl Search<'_> {
     }
 }
 
+/// The `search_files` tool's arguments (Hermes' names; see the schema above).
+#[derive(Debug, Deserialize)]
+pub struct SearchFilesArgs {
+    /// A regex (content search) or a glob (file search).
+    #[serde(default, deserialize_with = "lenient::string")]
+    pattern: Option<String>,
+    /// `content` (also `grep`) or `files` (also `find`).
+    #[serde(default, deserialize_with = "lenient::string")]
+    target: Option<String>,
+    /// Directory or file to search (default `.`).
+    #[serde(default, deserialize_with = "lenient::string")]
+    path: Option<String>,
+    /// Content search: only files matching this glob.
+    #[serde(default, deserialize_with = "lenient::string")]
+    file_glob: Option<String>,
+    /// Results per page.
+    #[serde(default, deserialize_with = "lenient::int")]
+    limit: Option<i64>,
+    /// Results skipped.
+    #[serde(default, deserialize_with = "lenient::int")]
+    offset: Option<i64>,
+    /// Content search: `content`, `files_only` or `count`.
+    #[serde(default, deserialize_with = "lenient::string")]
+    output_mode: Option<String>,
+    /// Content search: lines around each match.
+    #[serde(default, deserialize_with = "lenient::int")]
+    context: Option<i64>,
+}
+
 fn search(
     services: &CoreServices,
     secrets: &SecretFiles,
-    args: &Value,
+    args: Value,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let Some(pattern) = str_arg(args, "pattern").filter(|p| !p.is_empty()) else {
+    let args: SearchFilesArgs = args::parse(args)?;
+    let Some(pattern) = args.pattern.as_deref().filter(|p| !p.is_empty()) else {
         return Ok(tool_error("search_files: 'pattern' is required"));
     };
-    let target = match str_arg(args, "target").unwrap_or("content") {
+    let target = match args.target.as_deref().unwrap_or("content") {
         "content" | "grep" => "content",
         "files" | "find" => "files",
         other => {
@@ -245,11 +276,13 @@ fn search(
             )));
         }
     };
-    let path = str_arg(args, "path")
+    let path = args
+        .path
+        .as_deref()
         .filter(|p| !p.trim().is_empty())
         .unwrap_or(".");
-    let limit = int_arg(args, "limit", 50).max(1) as usize;
-    let offset = int_arg(args, "offset", 0).max(0) as usize;
+    let limit = args.limit.unwrap_or(50).max(1) as usize;
+    let offset = args.offset.unwrap_or(0).max(0) as usize;
 
     let fs = services.files.for_task(ctx.task_key());
     let root = fs.resolve(path);
@@ -320,15 +353,15 @@ fn search(
             Ok(regex) => regex,
             Err(err) => return Ok(tool_error(format!("Search failed: invalid regex: {err}"))),
         };
-        let file_glob = match str_arg(args, "file_glob").filter(|g| !g.is_empty()) {
+        let file_glob = match args.file_glob.as_deref().filter(|g| !g.is_empty()) {
             Some(glob) => match glob_matcher(glob, false) {
                 Ok(m) => Some((glob.contains('/'), m)),
                 Err(err) => return Ok(tool_error(err)),
             },
             None => None,
         };
-        let mode = str_arg(args, "output_mode").unwrap_or("content");
-        let context = int_arg(args, "context", 0).clamp(0, MAX_CONTEXT) as usize;
+        let mode = args.output_mode.as_deref().unwrap_or("content");
+        let context = args.context.unwrap_or(0).clamp(0, MAX_CONTEXT) as usize;
         let mut result = search_content(&mut search, &regex, file_glob.as_ref(), mode, context);
         if result.get("total_count") == Some(&json!(0)) && has_newline_escape(pattern) {
             result.insert(

@@ -9,23 +9,16 @@ use serde_json::{Value, json};
 
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::RegisterError;
-use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::skills::manage::{self, ManageArgs};
 use crate::skills::view;
+use crate::tools::args;
 
-/// Parse typed arguments; a mismatch is a model-readable error value.
-fn parse<T: for<'de> Deserialize<'de>>(args: Value) -> Result<T, Value> {
-    serde_json::from_value(args).map_err(|e| {
-        let mut error = tool_error(format!("Invalid arguments: {e}"));
-        error["success"] = json!(false);
-        error
-    })
-}
-
+/// The `skills_list` tool's arguments.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct ListArgs {
+pub struct ListArgs {
+    /// Only skills of this category.
     category: Option<String>,
 }
 
@@ -46,17 +39,18 @@ pub fn build_list(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterErr
         .emoji("📚")
         .parallelism(Parallelism::Safe)
         .sync_handler(move |args, _ctx| {
-            Ok(match parse::<ListArgs>(args) {
-                Ok(args) => view::list(&catalog, args.category.as_deref()),
-                Err(e) => e,
-            })
+            let args: ListArgs = args::parse(args)?;
+            Ok(view::list(&catalog, args.category.as_deref()))
         })
         .build()
 }
 
+/// The `skill_view` tool's arguments.
 #[derive(Debug, Deserialize)]
-struct ViewArgs {
+pub struct ViewArgs {
+    /// The skill (or `category/skill`).
     name: String,
+    /// A linked file inside the skill instead of `SKILL.md`.
     #[serde(default)]
     file_path: Option<String>,
 }
@@ -79,10 +73,8 @@ pub fn build_view(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterErr
         .emoji("📚")
         .parallelism(Parallelism::Safe)
         .sync_handler(move |args, _ctx| {
-            Ok(match parse::<ViewArgs>(args) {
-                Ok(args) => view::view(&catalog, &args.name, args.file_path.as_deref()),
-                Err(e) => e,
-            })
+            let args: ViewArgs = args::parse(args)?;
+            Ok(view::view(&catalog, &args.name, args.file_path.as_deref()))
         })
         .build()
 }
@@ -117,10 +109,8 @@ pub fn build_manage(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterE
         .emoji("📝")
         .parallelism(Parallelism::Exclusive)
         .sync_handler(move |args, _ctx| {
-            Ok(match parse::<ManageArgs>(args) {
-                Ok(args) => manage::manage(&catalog, &args),
-                Err(e) => e,
-            })
+            let args: ManageArgs = args::parse(args)?;
+            Ok(manage::manage(&catalog, &args))
         })
         .build()
 }

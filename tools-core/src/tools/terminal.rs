@@ -11,6 +11,7 @@ mod guidance;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::approval::{CommandCheck, GateDecision};
@@ -23,6 +24,7 @@ use crate::handler::ToolOutcome;
 use crate::hooks::TerminalOutput;
 use crate::redact::redact;
 use crate::services::CoreServices;
+use crate::tools::args::{self, Given, lenient};
 use toolhost_text::strip_ansi;
 
 pub use guidance::{bad_workdir_char, exit_code_meaning, foreground_guidance};
@@ -83,7 +85,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .emoji("💻")
         .max_result_chars(100_000)
         .check(check)
-        .sync_handler(move |args, ctx| run(&handler_services, &args, ctx))
+        .sync_handler(move |args, ctx| run(&handler_services, args, ctx))
         .build()
 }
 
@@ -103,13 +105,43 @@ pub fn host_access(kind: BackendKind, settings: &TerminalSettings) -> bool {
     }
 }
 
+/// The `terminal` tool's arguments (Hermes' names; see the schema above).
+#[derive(Debug, Deserialize)]
+pub struct TerminalArgs {
+    /// The command; a value of another type is reported by its type.
+    #[serde(default, deserialize_with = "args::present")]
+    command: Option<Given<String>>,
+    /// Run as a tracked background process.
+    #[serde(default, deserialize_with = "lenient::boolean")]
+    background: Option<bool>,
+    /// Seconds to wait (negative or unreadable: the configured default).
+    #[serde(default, deserialize_with = "lenient::int")]
+    timeout: Option<i64>,
+    /// Working directory for this command (blank: the session's).
+    #[serde(default, deserialize_with = "lenient::string")]
+    workdir: Option<String>,
+    /// Run in a pseudo-terminal (background only).
+    #[serde(default, deserialize_with = "lenient::boolean")]
+    pty: Option<bool>,
+    /// Hermes' completion notification (answered with a note: no notification channel).
+    #[serde(default, deserialize_with = "lenient::boolean")]
+    notify_on_complete: Option<bool>,
+    /// Hermes' output watches (answered with the same note when non-empty).
+    #[serde(default, deserialize_with = "lenient::list")]
+    watch_patterns: Option<Vec<Value>>,
+}
+
 /// Run one `terminal` call.
-pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> ToolOutcome {
-    let command = match args.get("command") {
-        Some(Value::String(c)) => c.clone(),
-        Some(other) => {
+pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> ToolOutcome {
+    let args: TerminalArgs = args::parse(args)?;
+    let command = match args.command {
+        Some(Given::Ok(command)) => command,
+        Some(Given::Other(other)) => {
             return Ok(failure(
-                format!("Invalid command: expected string, got {}", json_type(other)),
+                format!(
+                    "Invalid command: expected string, got {}",
+                    json_type(&other)
+                ),
                 -1,
                 "error",
             ));
@@ -124,15 +156,12 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
     };
     let manager = &services.environments;
     let settings = manager.settings();
-    let background = args
-        .get("background")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let pty = args.get("pty").and_then(Value::as_bool).unwrap_or(false);
-    let requested_timeout = args.get("timeout").and_then(Value::as_u64);
+    let background = args.background.unwrap_or(false);
+    let pty = args.pty.unwrap_or(false);
+    let requested_timeout = args.timeout.and_then(|t| u64::try_from(t).ok());
     let workdir = args
-        .get("workdir")
-        .and_then(Value::as_str)
+        .workdir
+        .as_deref()
         .map(str::trim)
         .filter(|w| !w.is_empty())
         .map(str::to_string);
@@ -206,7 +235,10 @@ pub fn run(services: &Arc<CoreServices>, args: &Value, ctx: &ToolContext) -> Too
             &command,
             workdir.as_deref(),
             pty,
-            args,
+            Notify {
+                on_complete: args.notify_on_complete.unwrap_or(false),
+                watch: args.watch_patterns.is_some_and(|p| !p.is_empty()),
+            },
             Approval {
                 note: approval_note,
                 human: human_approved,
@@ -305,6 +337,14 @@ fn confinement_note(
     )
 }
 
+/// The notifications a background call asked for (toolhost cannot send them).
+struct Notify {
+    /// `notify_on_complete`.
+    on_complete: bool,
+    /// Non-empty `watch_patterns`.
+    watch: bool,
+}
+
 /// What the gate said about a command that may run.
 struct Approval {
     /// The note for the result.
@@ -319,7 +359,7 @@ fn start_background(
     command: &str,
     workdir: Option<&str>,
     pty: bool,
-    args: &Value,
+    notify: Notify,
     approval: Approval,
 ) -> Value {
     let approval_note = approval.note;
@@ -342,15 +382,7 @@ fn start_background(
         "error": null,
         "hint": "It runs silently: check it with process(action=\"poll\"), read output with process(action=\"log\"), or block with process(action=\"wait\").",
     });
-    let notify = args
-        .get("notify_on_complete")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let watch = args
-        .get("watch_patterns")
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty());
-    if notify || watch {
+    if notify.on_complete || notify.watch {
         result["notify_unsupported"] = json!(
             "This session cannot receive asynchronous notifications; use process wait/poll instead."
         );

@@ -23,6 +23,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
@@ -32,7 +33,7 @@ use crate::files::{ContentHash, FileKind, FileSystem};
 use crate::redact::REDACTED;
 use crate::result::tool_error;
 use crate::services::CoreServices;
-use crate::tools::args::str_arg;
+use crate::tools::args::{self, Given, lenient};
 use crate::tools::file_guard::checked_write_target;
 use crate::tools::file_lookup::{io_failure, write_failure};
 use crate::tools::secret_files::{SecretFiles, configured};
@@ -75,28 +76,43 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .schema(&schema())
         .emoji("✍️")
         .parallelism(Parallelism::PathScoped("path".into()))
-        .sync_handler(move |args, ctx| write_file(&svc, &secrets, &args, ctx))
+        .sync_handler(move |args, ctx| write_file(&svc, &secrets, args, ctx))
         .build()
+}
+
+/// The `write_file` tool's arguments (Hermes' names; see the schema above).
+#[derive(Debug, Deserialize)]
+pub struct WriteFileArgs {
+    /// The file (blank or not a string: the tool's "missing required field" error).
+    #[serde(default, deserialize_with = "lenient::string")]
+    path: Option<String>,
+    /// The whole new content; a value of another type is reported by its type.
+    #[serde(default, deserialize_with = "args::present")]
+    content: Option<Given<String>>,
+    /// `read_file`'s `content_hash` the file must still have (blank: no check).
+    #[serde(default, deserialize_with = "lenient::string")]
+    expected_hash: Option<String>,
 }
 
 fn write_file(
     services: &CoreServices,
     secrets: &SecretFiles,
-    args: &Value,
+    args: Value,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let Some(path) = str_arg(args, "path").filter(|p| !p.trim().is_empty()) else {
+    let args: WriteFileArgs = args::parse(args)?;
+    let Some(path) = args.path.as_deref().filter(|p| !p.trim().is_empty()) else {
         return Ok(tool_error(
             "write_file: missing required field 'path'. Re-emit the tool call with both \
              'path' and 'content' set.",
         ));
     };
-    let content = match args.get("content") {
-        Some(Value::String(content)) => content.as_str(),
-        Some(other) => {
+    let content = match &args.content {
+        Some(Given::Ok(content)) => content.as_str(),
+        Some(Given::Other(other)) => {
             return Ok(tool_error(format!(
                 "write_file: 'content' must be a string, got {}.",
-                json_type(other)
+                args::json_type(other)
             )));
         }
         None => {
@@ -106,7 +122,11 @@ fn write_file(
             ));
         }
     };
-    let expected = match str_arg(args, "expected_hash").filter(|h| !h.trim().is_empty()) {
+    let expected = match args
+        .expected_hash
+        .as_deref()
+        .filter(|h| !h.trim().is_empty())
+    {
         None => None,
         Some(text) => match ContentHash::parse(text) {
             Some(hash) => Some(hash),
@@ -257,17 +277,6 @@ pub fn looks_like_read_file_output(content: &str) -> bool {
     }
     let consecutive = numbers.windows(2).filter(|w| w[1] == w[0] + 1).count();
     consecutive + 1 >= numbers.len()
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 #[cfg(test)]

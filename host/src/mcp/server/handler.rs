@@ -195,10 +195,10 @@ impl ServerHandler for ToolhostServer {
                 tracing::info!(tool = %name, call = %ctx.tool_call_id, "MCP tools/call cancelled by the client");
                 match tokio::time::timeout(CANCEL_GRACE, &mut call).await {
                     Ok(outcome) => outcome,
-                    Err(_) => crate::dispatch::CallOutcome {
-                        text: tools_core::result::error_json(format!("{name} was cancelled by the client")),
-                        status: CallStatus::Cancelled,
-                    },
+                    Err(_) => tools_core::DispatchResult::error_with_status(
+                        format!("{name} was cancelled by the client"),
+                        CallStatus::Cancelled,
+                    ),
                 }
             }
         };

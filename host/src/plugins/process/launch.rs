@@ -96,7 +96,13 @@ pub struct Conn {
     pub(super) stdin: ChildStdin,
     stdout: ChildStdout,
     buf: Vec<u8>,
+    /// Where each `read` lands: allocated (and zeroed) once per child, not per frame —
+    /// zeroing 64 KiB on the stack for every call cost more than the call's own JSON.
+    chunk: Box<[u8]>,
 }
+
+/// Bytes asked for per `read` of the child's stdout (a pipe's default capacity).
+const READ_CHUNK: usize = 64 * 1024;
 
 impl Drop for Conn {
     fn drop(&mut self) {
@@ -155,6 +161,7 @@ impl Conn {
             stdin,
             stdout,
             buf: Vec::new(),
+            chunk: vec![0u8; READ_CHUNK].into_boxed_slice(),
         })
     }
 
@@ -169,7 +176,6 @@ impl Conn {
         deadline: Option<Instant>,
         cancelled: Option<&dyn Fn() -> bool>,
     ) -> Result<ChildFrame, ReadFail> {
-        let mut chunk = [0u8; 64 * 1024];
         loop {
             match split_frame(&self.buf) {
                 Ok(Some((body, used))) => {
@@ -208,9 +214,11 @@ impl Conn {
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => return Err(ReadFail::Broken(FrameError::Io(e.into()))),
             }
-            match self.stdout.read(&mut chunk) {
+            match self.stdout.read(&mut self.chunk) {
                 Ok(0) => return Err(ReadFail::Broken(FrameError::Closed)),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(n) => self
+                    .buf
+                    .extend_from_slice(self.chunk.get(..n).unwrap_or_default()),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(ReadFail::Broken(FrameError::Io(e))),
             }

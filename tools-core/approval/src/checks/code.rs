@@ -192,7 +192,7 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
             Some(_) => az.flag_rule(&rules::DECODED_TO_SHELL),
             None => match az.written_file(script) {
                 Some(Source::Literal(text)) => code(az, lang, &text, true),
-                Some(Source::Remote) => az.flag_rule(&rules::DOWNLOAD_THEN_RUN),
+                Some(Source::Remote) => az.flag_downloaded_run(script),
                 Some(Source::Decoded) => az.flag_rule(&rules::DECODED_TO_SHELL),
                 Some(_) => az.flag_rule(&rules::UNRESOLVED),
                 None => {}
