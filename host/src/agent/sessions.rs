@@ -5,7 +5,7 @@
 //! WAL mode, so another process can read (`session_search`, `/sessions`) while one
 //! writes; a busy timeout instead of failing on a lock. Messages are appended in one
 //! transaction per batch (an assistant message, then its tool results); the agent loop
-//! defers its appends to a writer thread ([`super::session_writer`]) and flushes at the
+//! defers its appends to a writer thread (`session_writer`) and flushes at the
 //! end of each turn, so a killed process loses at most the turn in flight.
 //! [`SessionStore::load`] closes tool calls left without results so a resumed
 //! conversation is valid for the API.

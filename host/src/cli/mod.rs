@@ -45,7 +45,7 @@ pub struct Cli {
     /// Home directory (default: $TOOLHOST_HOME, else ~/.config/toolhost).
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
-    /// Configuration file (default: <home>/config.toml).
+    /// Configuration file (default: `<home>/config.toml`).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// More logging on stderr (-v info, -vv debug, -vvv trace; RUST_LOG overrides).

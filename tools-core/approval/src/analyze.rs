@@ -8,10 +8,10 @@ use super::fastpath;
 use super::model::{Arg, Cmd, Input, Placement, Source};
 use std::borrow::Cow;
 
-use super::downloads::Downloads;
 use regex::Regex;
 use toolhost_text::LiteralRegex;
 
+use super::downloads::Downloads;
 use super::expand;
 use super::normalize::{is_ambiguous, normalize};
 use super::rules::{self, Rule};

@@ -18,21 +18,21 @@
 //! async).
 //!
 //! ## How a command is read
-//! 1. [`normalize`]: ANSI/ECMA-48 escapes, C1 controls, NULs, zero-width characters and CRs
+//! 1. `normalize`: ANSI/ECMA-48 escapes, C1 controls, NULs, zero-width characters and CRs
 //!    are removed and compatibility characters folded (NFKC: `ｒｍ` → `rm`).
-//! 2. A front-end turns text into the commands that run ([`model`]): the *fast path*
-//!    ([`fastpath`]) reads the plain subset most agent commands use (words, plain quotes,
+//! 2. A front-end turns text into the commands that run (`model`): the *fast path*
+//!    (`fastpath`) reads the plain subset most agent commands use (words, plain quotes,
 //!    `|`, `&&`, `||`, `;`, `&`, simple redirections) exactly, without allocation-heavy
-//!    parsing; anything else goes to the full shell parser ([`shell`]). The fast path is a
+//!    parsing; anything else goes to the full shell parser (`shell`). The fast path is a
 //!    documented, tested prefilter: inside its subset it yields exactly what the parser
 //!    yields, and a differential test plus a property test check that on the benchmark
 //!    corpus and on generated commands.
-//! 3. [`analyze`] strips wrappers ([`wrappers`]: `sudo` with its options, `doas`, `env`,
+//! 3. `analyze` strips wrappers (`wrappers`: `sudo` with its options, `doas`, `env`,
 //!    `nice`, `nohup`, `timeout`, `time`, `command`, `exec`, `xargs`, `busybox`, `stdbuf`,
 //!    `chroot`, ...), analyses payloads recursively (`sh|bash|zsh|dash|ksh -c`, `eval`,
 //!    `su -c`, `ssh host cmd`, `watch`, heredocs and here-strings fed to a shell or an
 //!    interpreter, `find -exec`, `rg --pre`, `git -c alias.x=!cmd`, `system()` strings in
-//!    inline interpreter code) and dispatches on the command name ([`checks`]). Data —
+//!    inline interpreter code) and dispatches on the command name (`checks`). Data —
 //!    quoted text, heredocs to non-interpreters, commit messages, grep patterns, echo and
 //!    printf arguments — never reaches a rule as a command.
 //!

@@ -1,7 +1,7 @@
 //! The daytona backend: a Daytona sandbox per task, driven through Daytona's documented
 //! Python SDK (`Daytona().create(CreateSandboxFromImageParams(...))`, `get`,
 //! `sandbox.process.exec`, `sandbox.fs.upload_file`, `delete` / `stop`) by the
-//! [`super::sdk_helper`]. Available when `DAYTONA_API_KEY` is set and the configured
+//! `sdk_helper`. Available when `DAYTONA_API_KEY` is set and the configured
 //! Python can import `daytona`. Output arrives when a command ends (the SDK's exec is
 //! not streaming). Not verified live in CI; the helper protocol is tested against a
 //! stand-in module.

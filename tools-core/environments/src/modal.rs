@@ -1,6 +1,6 @@
 //! The modal backend: a Modal sandbox per task, driven through Modal's documented Python
 //! SDK (`modal.Sandbox.create` / `from_id` / `exec` / `terminate`) by the
-//! [`super::sdk_helper`]. Available when the configured Python can import `modal` and
+//! `sdk_helper`. Available when the configured Python can import `modal` and
 //! credentials exist (`MODAL_TOKEN_ID` + `MODAL_TOKEN_SECRET`, or `~/.modal.toml`).
 //! Not verified live in CI (no cloud access); the helper protocol is tested against a
 //! stand-in module.

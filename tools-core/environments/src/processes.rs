@@ -3,7 +3,7 @@
 //! process's stdin (where the backend has one), and its fate (running, exited, killed).
 //!
 //! Nothing leaks: an exited process is reaped by its reader thread, `kill` terminates the
-//! whole group and reaps it, and [`ProcessRegistry::shutdown`] kills everything still
+//! whole group and reaps it, and [`ProcessRegistry::kill_all`] kills everything still
 //! running.
 
 use std::collections::{HashMap, VecDeque};

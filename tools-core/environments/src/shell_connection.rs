@@ -3,7 +3,7 @@
 //! command's process tree without touching the shell — and [`LocalShell`], the
 //! implementation for shells started on this host (the local and sandbox backends).
 //!
-//! A [`LocalShell`] runs in a containment [`Scope`] of its own (a cgroup where one can
+//! A [`LocalShell`] runs in a containment [`Scope`](crate::containment::Scope) of its own (a cgroup where one can
 //! be made, else the environment mark). While the shell is idle the scope holds only the
 //! shell (for the sandbox: bubblewrap, its pid 1 and the shell), recorded by
 //! [`ShellConnection::settle`]; everything else in it belongs to the running command.

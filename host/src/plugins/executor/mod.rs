@@ -18,7 +18,7 @@
 //!   handler's answer is collected without the caller ever sleeping.
 //! - **One slot per worker, no allocation.** Idle workers sit on a LIFO stack (the most
 //!   recently used, still spinning worker is handed the next call); each owns a
-//!   [`slot`](slot) that carries the job in and the output back under a single atomic
+//!   `slot` that carries the job in and the output back under a single atomic
 //!   word of flags. The stack's mutex is held for a push or a pop only.
 //! - **Timeouts never wait for the worker.** A caller that gives up (deadline,
 //!   cancellation, dropped future) raises the job's cancel flag and leaves; the worker
