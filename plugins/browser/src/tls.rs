@@ -42,7 +42,7 @@ pub fn connector(ca_file: &Path) -> Result<Connector, BrowserError> {
     if added == 0 {
         return Err(ca_error("no PEM certificate in the file".into()));
     }
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| ca_error(e.to_string()))?

@@ -30,7 +30,7 @@ fn server_config() -> Arc<ServerConfig> {
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
     let key = PrivateKeyDer::from_pem_file(testdata("localhost.key")).unwrap();
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     Arc::new(
         ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
