@@ -9,7 +9,7 @@
 //! back, stderr to a file in the run's directory; enforce the time limit and
 //! cancellation by killing the script's process group inside the environment; read
 //! back stderr within its cap; remove the directory (which also ends the relay). The
-//! limits, refusals and result shape are the host runner's ([`super::outcome`],
+//! limits, refusals and result shape are the host runner's (`outcome`,
 //! [`super::dispatch`]).
 
 use std::collections::BTreeSet;

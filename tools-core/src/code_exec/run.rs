@@ -2,7 +2,7 @@
 //! `toolhost_tools` module and the socket; the interpreter in its own process group
 //! with a scrubbed environment (no variable whose name looks like a secret); the time
 //! limit and cancellation (the whole group is killed); stdout and stderr captured and
-//! the result built by [`super::outcome`] (docs/hermes/code-execution.md).
+//! the result built by `outcome` (docs/hermes/code-execution.md).
 
 use std::collections::BTreeSet;
 use std::io::Read;
