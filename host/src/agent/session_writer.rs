@@ -101,6 +101,15 @@ pub(super) trait Sink: Send + Sync + 'static {
     fn pending(&self) -> &Pending;
     /// Write `appends` in one transaction.
     fn write(conn: &mut Connection, appends: &[Append]) -> rusqlite::Result<()>;
+
+    /// Take what is queued and write it; `conn` must be the locked connection.
+    fn write_queued(&self, conn: &mut Connection) -> rusqlite::Result<()> {
+        let appends = self.pending().take();
+        if appends.is_empty() {
+            return Ok(());
+        }
+        Self::write(conn, &appends)
+    }
 }
 
 /// Start the writer thread for `sink`; it ends after [`Pending::close`], once the
@@ -118,11 +127,7 @@ pub(super) fn spawn<S: Sink>(sink: Arc<S>) -> std::io::Result<JoinHandle<()>> {
 /// Write whatever is queued, on the calling thread (the connection's lock is taken here).
 pub(super) fn write_pending<S: Sink>(sink: &S) {
     let mut conn = sink.conn().lock().unwrap_or_else(PoisonError::into_inner);
-    let appends = sink.pending().take();
-    if appends.is_empty() {
-        return;
-    }
-    if let Err(err) = S::write(&mut conn, &appends) {
+    if let Err(err) = sink.write_queued(&mut conn) {
         tracing::error!(%err, "could not write the session");
         sink.pending().record_failure(err);
     }

@@ -313,12 +313,9 @@ impl SessionStore {
             .unwrap_or_else(PoisonError::into_inner);
         // Deferred appends first, so every read sees them (module docs of
         // `session_writer`).
-        let queued = self.inner.pending.take();
-        if !queued.is_empty()
-            && let Err(err) = Inner::write(&mut conn, &queued)
-        {
-            return Err(self.err(err));
-        }
+        self.inner
+            .write_queued(&mut conn)
+            .map_err(|e| self.err(e))?;
         f(&mut conn).map_err(|e| self.err(e))
     }
 
