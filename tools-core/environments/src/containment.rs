@@ -466,7 +466,10 @@ mod tests {
         ];
         for (i, form) in forms.iter().enumerate() {
             let (needle, prefix) = unique_sleep(i as u32);
-            let script = format!("{prefix}{form}\necho started");
+            // The script waits until the daemon runs as `sleep $N`: a subshell that
+            // forked but has not yet exec'd `sleep` is not seen by name, and the check
+            // below runs only after the command exited.
+            let script = format!("{prefix}{form}\n{}echo started", await_daemons(1));
             let mut child = spawn_local(script);
             let mut capture = OutputCapture::unbounded();
             let ending = wait_for(child.as_mut(), &mut capture, Duration::from_secs(20), None);
