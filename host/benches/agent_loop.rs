@@ -49,8 +49,10 @@ fn catalogue(registry: &Registry) -> ToolOffer {
 }
 
 fn loop_turn(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread runs the loop and the scripted server: both rows pay the server's
+    // share the same way, and thread hand-offs between them do not swamp the
+    // difference (the loop's overhead) with scheduling noise.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
@@ -99,15 +101,56 @@ fn loop_turn(c: &mut Criterion) {
                     scripted::tool_calls(&[("c1", "tool_07", r#"{"path":"a","limit":3}"#)]),
                     scripted::text("done"),
                 ]);
+                server.forget_requests();
                 let mut conversation = base.clone();
                 runtime.block_on(agent.run_turn(&mut conversation, "go", &CancellationToken::new()))
             });
         },
     );
+    // The turn's parts, measured alone, so the overhead can be told apart.
+    c.bench_function("turn part: the tool call through dispatch_batch", |b| {
+        let calls = [toolhost::batch::ToolCall {
+            id: "c1".into(),
+            name: "tool_07".into(),
+            arguments: r#"{"path":"a","limit":3}"#.into(),
+        }];
+        let options = BatchOptions::default();
+        let dispatcher = Dispatcher::new(
+            Arc::clone(&registry),
+            Arc::new(Hooks::new()),
+            ResultSpill::new(dir.path().join("results-parts")),
+        );
+        b.iter(|| {
+            runtime.block_on(toolhost::batch::dispatch_batch(
+                &dispatcher,
+                &calls,
+                &options,
+            ))
+        });
+    });
+    c.bench_function("turn part: the turn's four appends + flush", |b| {
+        let sessions = SessionStore::open_in(&dir.path().join("parts")).unwrap();
+        sessions.create("parts", "cli", None, None).unwrap();
+        let call: Message = serde_json::from_value(json!({"role": "assistant", "content": null,
+            "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "tool_07", "arguments": "{\"path\":\"a\",\"limit\":3}"}}]}))
+        .unwrap();
+        b.iter(|| {
+            sessions.append_deferred("parts", vec![Message::user("go")]);
+            sessions.append_deferred("parts", vec![call.clone()]);
+            sessions.append_deferred(
+                "parts",
+                vec![Message::tool("c1", "tool_07", r#"{"ok":true}"#.to_string())],
+            );
+            sessions.append_deferred("parts", vec![Message::assistant("done")]);
+            sessions.flush().unwrap();
+        });
+    });
     c.bench_function("scripted server round trip alone (x2)", |b| {
         let messages = base.messages.clone();
         b.iter(|| {
             server.push([scripted::text("a"), scripted::text("b")]);
+            server.forget_requests();
             runtime.block_on(async {
                 for _ in 0..2 {
                     let request = toolhost::agent::ChatRequest {

@@ -135,6 +135,16 @@ impl ScriptedServer {
             .clone()
     }
 
+    /// Drop the recorded requests (a benchmark making thousands of requests would
+    /// otherwise keep every body).
+    pub fn forget_requests(&self) {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
     /// The bodies of every request so far.
     pub fn bodies(&self) -> Vec<Value> {
         self.requests().into_iter().map(|r| r.body).collect()
