@@ -12,6 +12,10 @@
 //!   cost minus this is the channel's overhead. The goal is ≤ 100 µs of overhead per
 //!   call (BENCHMARKS.md).
 //!
+//! - `read_file_timed_in_script`: the same calls timed by the script itself
+//!   (`time.perf_counter_ns()` around the loop), free of interpreter start-up; minus
+//!   `read_file_direct` it is the channel's overhead per call, Python's side included.
+//!
 //! Run: `cargo bench -p tools-core --bench execute_code_rpc`
 
 // Setup that fails must stop the benchmark loudly, as in tests.
@@ -146,5 +150,52 @@ fn scripts(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, rpc_roundtrip, scripts);
+/// `read_file` as the script itself times it: the script makes `iters` calls and prints
+/// the time they took by `time.perf_counter()`, so interpreter start-up and module
+/// import are outside the figure (minus `read_file_direct`: the channel's overhead).
+fn timed_in_script(c: &mut Criterion) {
+    if !python_available() {
+        eprintln!("skipped script benches: python3 not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("data.txt");
+    std::fs::write(&file, "one\ntwo\nthree\n").expect("write");
+    let caller = caller();
+    let settings = CodeExecutionSettings {
+        max_tool_calls: usize::MAX,
+        ..CodeExecutionSettings::default()
+    };
+    let mut group = c.benchmark_group("execute_code");
+    group.sample_size(20);
+    group.bench_function("read_file_timed_in_script", |b| {
+        b.iter_custom(|iters| {
+            let code = format!(
+                "import time\nfrom toolhost_tools import read_file\nread_file({path:?})\n\
+                 t = time.perf_counter_ns()\nfor _ in range({iters}):\n    read_file({path:?})\n\
+                 print(time.perf_counter_ns() - t)\n",
+                path = file.display().to_string()
+            );
+            let script = Script {
+                code: &code,
+                cwd: dir.path().to_path_buf(),
+                tools: BTreeSet::from(["read_file".to_string()]),
+            };
+            let r = execute(
+                &script,
+                &settings,
+                Arc::clone(&caller),
+                &ToolContext::for_task("b"),
+            );
+            let nanos: u64 = r["output"]
+                .as_str()
+                .and_then(|o| o.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no timing printed: {r}"));
+            Duration::from_nanos(nanos)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, rpc_roundtrip, scripts, timed_in_script);
 criterion_main!(benches);
