@@ -50,30 +50,42 @@ pub fn convert(media_type: &str, body: &[u8], url: &str) -> Result<Page, Convert
     })
 }
 
-/// The main content of an HTML page as Markdown. When the extractor finds no article
-/// (a page of navigation only, say), the whole body is converted instead.
+/// The main content of an HTML page as Markdown. The page is parsed once. A large page
+/// whose own `<article>`/`<main>` holds most of its text is converted from that element
+/// (`landmark.rs`); others go through the readability extractor. When it finds no
+/// article (a page of navigation only, say), the whole body is converted instead.
 pub fn html_to_markdown(html: &str, url: &str) -> Page {
     let config = dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Markdown,
         ..Default::default()
     };
     let base = url::Url::parse(url).ok().filter(|u| !u.cannot_be_a_base());
-    let article =
-        dom_smoothie::Readability::new(html, base.as_ref().map(url::Url::as_str), Some(config))
-            .and_then(|mut r| r.parse());
-    match article {
-        Ok(article) => Page {
+    let doc = dom_query::Document::from(html);
+    let readability = dom_smoothie::Readability::with_document(
+        doc,
+        base.as_ref().map(url::Url::as_str),
+        Some(config),
+    );
+    let article = readability.and_then(|mut r| {
+        if html.len() >= crate::landmark::LARGE_PAGE_BYTES
+            && let Some(node) = crate::landmark::main_landmark(&r.doc)
+        {
+            let title = r.get_article_metadata(None).title;
+            let content = crate::landmark::markdown(&node, base.as_ref());
+            return Ok(Page { title, content });
+        }
+        r.parse().map(|article| Page {
             title: article.title,
             content: article.text_content.trim().to_string(),
-        },
-        Err(_) => {
-            let doc = dom_query::Document::from(html);
-            Page {
-                title: doc.select("title").text().trim().to_string(),
-                content: doc.md(None).trim().to_string(),
-            }
+        })
+    });
+    article.unwrap_or_else(|_| {
+        let doc = dom_query::Document::from(html);
+        Page {
+            title: doc.select("title").text().trim().to_string(),
+            content: doc.md(None).trim().to_string(),
         }
-    }
+    })
 }
 
 /// The text of a PDF.
@@ -171,5 +183,87 @@ mod tests {
             convert("image/png", b"\x89PNG", "https://e.com/x.png"),
             Err(ConvertError::Unsupported(_))
         ));
+    }
+
+    #[test]
+    fn a_large_page_with_a_landmark_keeps_the_shape_of_readability() {
+        let mut html = String::from("<html><head><title>Big</title></head><body><nav>");
+        html.push_str(&"<a href='/n'>Menu item</a> ".repeat(20));
+        html.push_str("</nav><article><h1>Big</h1>");
+        let mut n = 0;
+        while html.len() < crate::landmark::LARGE_PAGE_BYTES {
+            n += 1;
+            html.push_str(&format!(
+                "<h2>Section {n}</h2><p>Prose of section {n}, with <em>emphasis</em> and \
+                 <a href='/ref/{n}'>a reference</a>, long enough to read as an article.</p>\
+                 <img src='/img/{n}.png' alt='figure {n}'>"
+            ));
+        }
+        html.push_str("</article><footer>Copyright</footer></body></html>");
+        let page = convert("text/html", html.as_bytes(), "https://e.com/big").unwrap();
+        assert_eq!(page.title, "Big");
+        let content = &page.content;
+        assert!(content.contains("## Section 1\n"), "{}", &content[..300]);
+        assert!(content.contains("*emphasis*"), "{}", &content[..300]);
+        assert!(
+            content.contains("[a reference](https://e.com/ref/1)"),
+            "{}",
+            &content[..300]
+        );
+        assert!(
+            content.contains("[IMAGE: figure 1](https://e.com/img/1.png)"),
+            "{}",
+            &content[..300]
+        );
+        assert!(!content.contains("Menu item") && !content.contains("Copyright"));
+    }
+
+    /// Fragments of HTML, well-formed or not, for the property test.
+    fn html_soup() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("<p>".to_string()),
+            Just("</p>".to_string()),
+            Just("<article>".to_string()),
+            Just("</article>".to_string()),
+            Just("<main>".to_string()),
+            Just("<table><tr><td>".to_string()),
+            Just("</td></tr>".to_string()),
+            Just("<ul><li>".to_string()),
+            Just("<ol start='9999999999'><li>".to_string()),
+            Just("<pre><code>".to_string()),
+            Just("<a href='//x/../y'>".to_string()),
+            Just("<img src='data:,x' alt='[]()'>".to_string()),
+            Just("<br><br>".to_string()),
+            Just("<h1>".to_string()),
+            Just("<!--".to_string()),
+            Just("<script>".to_string()),
+            "[^<>]{0,40}",
+            ".{0,20}",
+        ];
+        proptest::collection::vec(piece, 0..60).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn conversion_never_panics(html in html_soup(), large in proptest::bool::ANY) {
+            let mut html = html;
+            if large {
+                // Past the size bound, so the landmark path runs too.
+                let filler = format!("<article><p>{}</p></article>", "word ".repeat(1000));
+                while html.len() < crate::landmark::LARGE_PAGE_BYTES {
+                    html.push_str(&filler);
+                }
+            }
+            let urls: &[&str] = if large {
+                &["https://e.com/a/b"]
+            } else {
+                &["https://e.com/a/b", "not a url", "data:text/html,x"]
+            };
+            for url in urls {
+                let _ = convert("text/html", html.as_bytes(), url);
+            }
+        }
     }
 }

@@ -1,0 +1,163 @@
+//! The fast path of HTML conversion for large pages: when the page marks its main
+//! content itself — one `<article>`, or one `<main>`, holding most of the body's text —
+//! that element is converted directly, without the readability scoring.
+//!
+//! Readability's scoring and cleaning cost about three times the HTML parse on a 1 MB
+//! page (README, "web_extract"), and on such a page it would pick the same landmark: the
+//! author's own declaration of the main content. Small pages, and pages without one
+//! clear landmark, still go through readability.
+
+use dom_query::{Document, NodeRef, Selection};
+
+/// Pages at least this large (bytes of HTML) may take the fast path.
+pub const LARGE_PAGE_BYTES: usize = 256 * 1024;
+/// Share of the body's text the landmark must hold (the rest is navigation, footers…).
+const MIN_SHARE: f64 = 0.8;
+/// Fewest characters of text the landmark must hold.
+const MIN_CHARS: usize = 500;
+/// Elements left out of the Markdown: page chrome and what never reads as text.
+const SKIP_TAGS: [&str; 13] = [
+    "script", "style", "meta", "head", "noscript", "template", "nav", "aside", "footer", "form",
+    "button", "iframe", "svg",
+];
+
+/// The one `<article>` (else the one `<main>`) of `doc` holding most of its text.
+pub fn main_landmark(doc: &Document) -> Option<NodeRef<'_>> {
+    let body = doc.select_single("body");
+    let body = body.nodes().first()?;
+    let total = body.normalized_char_count();
+    ["article", "main"].iter().find_map(|tag| {
+        let found = doc.select(tag);
+        let [node] = found.nodes() else {
+            return None;
+        };
+        let chars = node.normalized_char_count();
+        (chars >= MIN_CHARS && chars as f64 >= total as f64 * MIN_SHARE).then_some(*node)
+    })
+}
+
+/// `node` as Markdown, its links and image sources made absolute against `base`.
+pub fn markdown(node: &NodeRef<'_>, base: Option<&url::Url>) -> String {
+    if let Some(base) = base {
+        absolutize(node, base);
+    }
+    node.md(Some(&SKIP_TAGS)).trim().to_string()
+}
+
+/// Rewrite `href` of links and `src` of images under `node` as absolute URLs.
+fn absolutize(node: &NodeRef<'_>, base: &url::Url) {
+    for (selector, attr) in [("a[href]", "href"), ("img[src]", "src")] {
+        for element in Selection::from(*node).select(selector).nodes() {
+            let Some(value) = element.attr(attr) else {
+                continue;
+            };
+            if value.starts_with('#') || value.starts_with("data:") {
+                continue;
+            }
+            if let Ok(absolute) = base.join(value.trim())
+                && absolute.as_str() != &*value
+            {
+                element.set_attr(attr, absolute.as_str());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(inner: &str) -> String {
+        format!("<html><head><title>T</title></head><body>{inner}</body></html>")
+    }
+
+    fn prose(words: usize) -> String {
+        "lorem ipsum dolor ".repeat(words / 3)
+    }
+
+    #[test]
+    fn one_article_holding_the_text_is_the_landmark() {
+        let html = body(&format!(
+            "<nav><a href='/'>Home</a></nav><article><p>{}</p></article>",
+            prose(300)
+        ));
+        let doc = Document::from(html);
+        let node = main_landmark(&doc).unwrap();
+        assert!(node.has_name("article"));
+    }
+
+    #[test]
+    fn main_is_used_when_there_is_no_article() {
+        let html = body(&format!("<main><p>{}</p></main>", prose(300)));
+        let doc = Document::from(html);
+        assert!(main_landmark(&doc).unwrap().has_name("main"));
+    }
+
+    #[test]
+    fn no_landmark_when_ambiguous_small_or_a_minority() {
+        let text = prose(300);
+        let cases = [
+            format!("<article><p>{text}</p></article><article><p>{text}</p></article>"),
+            "<article><p>short</p></article>".to_string(),
+            format!(
+                "<article><p>{}</p></article><div><p>{text}</p></div>",
+                prose(150)
+            ),
+            format!("<div><p>{text}</p></div>"),
+        ];
+        for inner in cases {
+            let doc = Document::from(body(&inner));
+            assert!(main_landmark(&doc).is_none(), "{inner}");
+        }
+    }
+
+    #[test]
+    fn links_and_images_become_absolute_and_chrome_is_left_out() {
+        let html = body(
+            "<article><p>See <a href='/ref/1'>the ref</a> and <a href='#top'>top</a>.</p>\
+             <img src='pic.png' alt='pic'><nav>Menu</nav><footer>Foot</footer></article>",
+        );
+        let doc = Document::from(html);
+        let node = doc.select_single("article").nodes()[0];
+        let base = url::Url::parse("https://e.com/dir/page").unwrap();
+        let md = markdown(&node, Some(&base));
+        assert!(md.contains("[the ref](https://e.com/ref/1)"), "{md}");
+        assert!(md.contains("[top](#top)"), "{md}");
+        assert!(md.contains("![pic](https://e.com/dir/pic.png)"), "{md}");
+        assert!(!md.contains("Menu") && !md.contains("Foot"), "{md}");
+    }
+
+    #[test]
+    fn markdown_of_each_element_kind() {
+        let base = url::Url::parse("https://e.com/").unwrap();
+        let cases = [
+            ("<h1>Title</h1>", "# Title"),
+            ("<h2>Part</h2>", "## Part"),
+            ("<p>one</p><p>two</p>", "one\n\ntwo"),
+            (
+                "<p><em>soft</em> <strong>hard</strong></p>",
+                "*soft* **hard**",
+            ),
+            ("<a href='/x'>link</a>", "[link](https://e.com/x)"),
+            (
+                "<img src='/c.png' alt='cat'>",
+                "![cat](https://e.com/c.png)",
+            ),
+            ("<ul><li>a</li><li>b</li></ul>", "- a\n- b"),
+            ("<ol><li>a</li><li>b</li></ol>", "1. a\n2. b"),
+            ("<blockquote><p>said</p></blockquote>", "> said"),
+            ("<pre><code>let x = 1;</code></pre>", "```\nlet x = 1;\n```"),
+            ("<p>run <code>ls</code></p>", "run `ls`"),
+            (
+                "<table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>1</td></tr></table>",
+                "| k | v |\n| - | - |\n| a | 1 |",
+            ),
+            ("<p>a<script>evil()</script><nav>menu</nav></p>", "a"),
+        ];
+        for (inner, expected) in cases {
+            let doc = Document::from(body(&format!("<article>{inner}</article>")));
+            let node = doc.select_single("article").nodes()[0];
+            assert_eq!(markdown(&node, Some(&base)), expected, "{inner}");
+        }
+    }
+}
