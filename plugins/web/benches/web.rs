@@ -1,5 +1,5 @@
-//! `web_extract` on a 1 MB HTML article: the conversion alone (HTML → readability
-//! main content → Markdown, image placeholders; goal ≤ 20 ms), and the whole tool on
+//! `web_extract` on a 1 MB HTML article: the conversion alone (HTML → the page's
+//! `<article>` landmark, src/landmark.rs → Markdown, image placeholders; goal ≤ 20 ms), and the whole tool on
 //! the same page served on 127.0.0.1 (fetch, content checks, conversion, head + tail
 //! window, spill file).
 //!
