@@ -91,8 +91,6 @@ pub struct Session {
     pub target: String,
     /// `e1` → element, from the last snapshot.
     pub refs: HashMap<String, RefTarget>,
-    /// `Accessibility.enable` was sent (the snapshot walker needs it; `walker.rs`).
-    pub accessibility_enabled: bool,
     /// The execution context of the snapshot walker's isolated world, once made.
     pub walker_world: Option<i64>,
     /// Reported page events.
@@ -158,7 +156,6 @@ impl Session {
             page,
             target,
             refs: HashMap::new(),
-            accessibility_enabled: false,
             walker_world: None,
             events,
             last_used: Instant::now(),

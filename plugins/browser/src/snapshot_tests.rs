@@ -131,8 +131,10 @@ fn browser() -> (Arc<Registry>, String) {
 fn both(registry: &Registry, full: bool) -> (Option<String>, String, bool) {
     registry
         .with(TASK, false, |session| {
+            // The walker first: its own accessibility context, as in the tools.
+            let walked = walker::take(session, full)?;
             let tree = navigation::tree_snapshot(session, full)?;
-            let Some(walked) = walker::take(session, full)? else {
+            let Some(walked) = walked else {
                 return Ok((None, tree.text, false));
             };
             session.refs = walked.refs.clone();
@@ -206,6 +208,15 @@ fn refs_of_the_walker_click_the_element() {
     let (registry, base) = browser();
     let reply = go(&registry, &base, "/thousand");
     let snapshot = reply["snapshot"].as_str().unwrap();
+    let walked = registry
+        .with(TASK, false, |session| {
+            Ok(session
+                .refs
+                .values()
+                .all(|target| matches!(target, RefTarget::Walked { .. })))
+        })
+        .unwrap();
+    assert!(walked, "the snapshot did not come from the walker");
     let line = snapshot
         .lines()
         .find(|l| l.contains("button \"Button 237\""))

@@ -7,10 +7,9 @@
 //! outline prints (`Element.computedRole` / `computedName`, enabled by the
 //! `ComputedAccessibilityInfo` Blink feature at launch), walks the flat tree as the
 //! accessibility tree does (shadow roots, slots, hidden and `aria-hidden` subtrees) and
-//! returns the lines: 5–15 ms. It needs an accessibility context that stays alive
-//! (`Accessibility.enable`, then `Accessibility.getRootAXNode` once per document), else
-//! every `computedRole` builds a new one and a walk takes a minute; the walker also gives
-//! up past a time budget.
+//! returns the lines: 5–15 ms. It needs an accessibility context that stays alive (made
+//! once per document by [`keep_accessibility_context`]), else every `computedRole` builds
+//! a new one and a walk takes a minute; the walker also gives up past a time budget.
 //!
 //! It runs in an isolated world, so page scripts can neither patch the DOM APIs it calls
 //! nor read or replace the element list it keeps there; refs stay ours. Where a page holds
@@ -40,10 +39,6 @@ const FLAGS: [&str; 5] = ["disabled", "required", "checked", "expanded", "select
 /// Snapshot the page with the walker; `None` when it declines (or the browser lacks
 /// `computedRole`), so the caller falls back to the accessibility tree.
 pub fn take(session: &mut Session, full: bool) -> Result<Option<Snapshot>, BrowserError> {
-    if !session.accessibility_enabled {
-        session.page_call("Accessibility.enable", json!({}))?;
-        session.accessibility_enabled = true;
-    }
     for attempt in 0..2 {
         let context = match session.walker_world {
             Some(context) => context,
@@ -56,9 +51,9 @@ pub fn take(session: &mut Session, full: bool) -> Result<Option<Snapshot>, Brows
                     return Ok(None);
                 };
                 // A new world means a new document: give it an accessibility context
-                // that lives as long as it does (the agent keeps the one this makes).
-                match session.page_call("Accessibility.getRootAXNode", json!({})) {
-                    Ok(_) => {}
+                // that lives as long as it does.
+                match keep_accessibility_context(session, context) {
+                    Ok(()) => {}
                     Err(BrowserError::Cdp { .. }) => return Ok(None),
                     Err(other) => return Err(other),
                 }
@@ -92,6 +87,30 @@ pub fn take(session: &mut Session, full: bool) -> Result<Option<Snapshot>, Brows
         }
     }
     Ok(None)
+}
+
+/// Make Chromium's DevTools agent hold an accessibility context for the document of
+/// `context`: any `Accessibility` query about one of its nodes attaches one, kept until
+/// the document goes. (Not `Accessibility.enable`, which would also stream node updates
+/// for every later DOM change; not `DOM.getDocument`, which resets the DOM agent's node
+/// ids that `browser_cdp` users may hold.)
+fn keep_accessibility_context(session: &Session, context: i64) -> Result<(), BrowserError> {
+    let document = session.page_call(
+        "Runtime.evaluate",
+        json!({ "expression": "document", "contextId": context }),
+    )?;
+    let Some(object) = document["result"]["objectId"].as_str() else {
+        return Err(BrowserError::Cdp {
+            method: "Runtime.evaluate".into(),
+            message: "no document in the snapshot world".into(),
+        });
+    };
+    let attached = session.page_call(
+        "Accessibility.getPartialAXTree",
+        json!({ "objectId": object, "fetchRelatives": false }),
+    );
+    let _ = session.page_call("Runtime.releaseObject", json!({ "objectId": object }));
+    attached.map(|_| ())
 }
 
 /// The outline of the walker's rows `[depth, role, name, value, [flags], ref index]`.
