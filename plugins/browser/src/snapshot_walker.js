@@ -4,7 +4,8 @@
 // `computedName`); this only walks the flat tree the way the accessibility tree does.
 // Returns null when the page holds something only the full accessibility tree renders
 // faithfully (the caller then takes that slower path), else
-// `[[depth, role, name, value, [flags], refIndex], ...]` (refIndex -1: no ref).
+// the JSON text of `[[depth, role, name, value, [flags], refIndex], ...]` (refIndex -1:
+// no ref).
 (full) => {
   if (!('computedRole' in Element.prototype)) return null;
   const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio',
@@ -127,15 +128,19 @@
     if (performance.now() > deadline) throw GIVE_UP;
     if (el.getAttribute('aria-hidden') === 'true' || el.inert) return;
     // Options are not rendered until their select opens, yet they are in the tree.
-    const contents = !inSelect && !el.checkVisibility()
-      && getComputedStyle(el).display === 'contents';
-    if (!inSelect && !contents && !el.checkVisibility()) return;
+    // Visible (the common case, one call), else rendered but invisible (children may
+    // show), else display: contents (a box-less container), else gone with its subtree.
+    const seen = inSelect || el.checkVisibility({ visibilityProperty: true });
+    let contents = false;
+    if (!seen && !el.checkVisibility()) {
+      if (getComputedStyle(el).display !== 'contents') return;
+      contents = true;
+    }
     const tag = el.localName;
     if (tag === 'input' && OPAQUE_INPUTS.has(el.type)) throw GIVE_UP;
     // A defined custom element without an open shadow root may hide a closed one.
     if (tag.includes('-') && !el.shadowRoot && el.matches(':defined')) throw GIVE_UP;
-    const visible = inSelect || (contents ? getComputedStyle(el).visibility === 'visible'
-      : el.checkVisibility({ visibilityProperty: true }));
+    const visible = seen || (contents && getComputedStyle(el).visibility === 'visible');
     let role = visible ? el.computedRole || '' : '';
     const interactive = INTERACTIVE.has(role);
     let shown = false;
@@ -176,5 +181,6 @@
     throw e;
   }
   globalThis.__toolhostRefs = els;
-  return out;
+  // One string: the protocol converts a nested array value by value, several times slower.
+  return JSON.stringify(out);
 }

@@ -24,7 +24,7 @@ use crate::error::BrowserError;
 use crate::session::Session;
 use crate::snapshot::{Line, RefTarget, Snapshot};
 
-/// The walker: `(full) => rows | null`.
+/// The walker: `(full) => JSON of the rows | null`.
 const WALKER: &str = include_str!("snapshot_walker.js");
 
 /// The isolated world's name (shows in DevTools).
@@ -76,9 +76,11 @@ pub fn take(session: &mut Session, full: bool) -> Result<Option<Snapshot>, Brows
                 if reply.get("exceptionDetails").is_some() {
                     return Ok(None);
                 }
-                return Ok(reply["result"]["value"]
-                    .as_array()
-                    .map(|rows| render(rows, context)));
+                let Some(json) = reply["result"]["value"].as_str() else {
+                    return Ok(None);
+                };
+                let rows: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+                return Ok(rows.as_array().map(|rows| render(rows, context)));
             }
             // The world went with the document it belonged to: make a new one, once.
             Err(BrowserError::Cdp { .. }) if attempt == 0 => session.walker_world = None,
