@@ -145,7 +145,9 @@
     const interactive = INTERACTIVE.has(role);
     let shown = false;
     if (visible && (full || interactive)) {
-      const name = el.computedName || '';
+      // Structural roles never print, so their (costly) names are not asked for.
+      const named = interactive || role === '' || !STRUCTURAL.has(role);
+      const name = named ? el.computedName || '' : '';
       if (role === '' && name.trim() !== '') {
         role = INTERNAL[tag];
         if (role === undefined) throw GIVE_UP;
