@@ -43,10 +43,14 @@ pub fn take(session: &mut Session, full: bool) -> Result<Option<Snapshot>, Brows
         let context = match session.walker_world {
             Some(context) => context,
             None => {
-                let world = session.page_call(
+                let world = match session.page_call(
                     "Page.createIsolatedWorld",
                     json!({ "frameId": session.target, "worldName": WORLD }),
-                )?;
+                ) {
+                    Ok(world) => world,
+                    Err(BrowserError::Cdp { .. }) => return Ok(None),
+                    Err(other) => return Err(other),
+                };
                 let Some(context) = world["executionContextId"].as_i64() else {
                     return Ok(None);
                 };
