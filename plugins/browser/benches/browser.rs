@@ -1,5 +1,6 @@
 //! The browser tools against a real Chromium: `browser_snapshot` of a page of 1,000
-//! elements once it has loaded (compact and full; goal ≤ 50 ms), and the first
+//! elements once it has loaded (compact and full; goal ≤ 50 ms; the `_axtree` rows
+//! render the accessibility tree instead, the fallback path), and the first
 //! `browser_navigate` of a task, Chromium's cold start included (measured, no goal).
 //!
 //! Needs Chromium (`TOOLHOST_CHROMIUM` or `chromium` on `PATH`):
@@ -14,7 +15,9 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use toolhost_plugin_browser::bench_api::{Registry, Settings, navigate, snapshot};
+use toolhost_plugin_browser::bench_api::{
+    Registry, Settings, navigate, snapshot, snapshot_from_tree,
+};
 
 const TASK: &str = "bench";
 
@@ -83,6 +86,13 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("snapshot_1000_elements_full", |b| {
         b.iter(|| snapshot(&registry, true, TASK))
+    });
+    // The accessibility-tree path the walker replaced (its fallback), for comparison.
+    group.bench_function("snapshot_1000_elements_compact_axtree", |b| {
+        b.iter(|| snapshot_from_tree(&registry, false, TASK))
+    });
+    group.bench_function("snapshot_1000_elements_full_axtree", |b| {
+        b.iter(|| snapshot_from_tree(&registry, true, TASK))
     });
     drop(registry);
 

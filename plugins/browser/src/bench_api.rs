@@ -23,3 +23,12 @@ pub fn snapshot(registry: &Registry, full: bool, task: &str) -> Value {
         Err(e) => json!({ "success": false, "error": e.to_string() }),
     }
 }
+
+/// `browser_snapshot` rendered from `Accessibility.getFullAXTree` (the path the in-page
+/// walker replaced, still its fallback), for comparison rows.
+pub fn snapshot_from_tree(registry: &Registry, full: bool, task: &str) -> Value {
+    outcome(registry.with(task, false, |session| {
+        let snap = crate::navigation::tree_snapshot(session, full)?;
+        Ok(json!({ "success": true, "snapshot": snap.text, "element_count": snap.refs.len() }))
+    }))
+}

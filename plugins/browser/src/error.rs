@@ -46,6 +46,11 @@ pub enum BrowserError {
     /// A ref not in the last snapshot.
     #[error("unknown element ref {0:?}: take a browser_snapshot and use one of its refs")]
     UnknownRef(String),
+    /// A ref from a snapshot of a page that has since gone (navigated or re-rendered).
+    #[error(
+        "element ref {0:?} is no longer on the page (it changed since the snapshot): take a new browser_snapshot"
+    )]
+    StaleRef(String),
     /// Anything else, described.
     #[error("{0}")]
     Other(String),

@@ -52,6 +52,8 @@ impl Chromium {
                 "--remote-debugging-port=0",
                 "--remote-debugging-address=127.0.0.1",
                 "--window-size=1280,800",
+                // Element.computedRole / computedName, for the snapshot walker.
+                "--enable-blink-features=ComputedAccessibilityInfo",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")

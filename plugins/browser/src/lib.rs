@@ -22,7 +22,10 @@ mod snapshot;
 mod tls;
 mod tools;
 mod vision;
+mod walker;
 
+#[cfg(test)]
+mod snapshot_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

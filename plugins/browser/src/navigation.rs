@@ -11,7 +11,8 @@ use crate::address;
 use crate::error::BrowserError;
 use crate::registry::Registry;
 use crate::session::Session;
-use crate::snapshot;
+use crate::snapshot::{self, Snapshot};
+use crate::walker;
 
 /// `browser_navigate` arguments.
 #[derive(Debug, Deserialize)]
@@ -117,9 +118,10 @@ pub fn take_snapshot(session: &mut Session, full: bool) -> Result<(String, usize
             0,
         ));
     }
-    let tree = session.page_call("Accessibility.getFullAXTree", json!({}))?;
-    let nodes = tree["nodes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let snap = snapshot::render(nodes, full);
+    let snap = match walker::take(session, full)? {
+        Some(snap) => snap,
+        None => tree_snapshot(session, full)?,
+    };
     let count = snap.refs.len();
     session.refs = snap.refs;
     let text = if snap.text.is_empty() {
@@ -128,4 +130,11 @@ pub fn take_snapshot(session: &mut Session, full: bool) -> Result<(String, usize
         snap.text
     };
     Ok((text, count))
+}
+
+/// The snapshot rendered from `Accessibility.getFullAXTree`: the walker's fallback.
+pub fn tree_snapshot(session: &Session, full: bool) -> Result<Snapshot, BrowserError> {
+    let tree = session.page_call("Accessibility.getFullAXTree", json!({}))?;
+    let nodes = tree["nodes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    Ok(snapshot::render(nodes, full))
 }

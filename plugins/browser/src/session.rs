@@ -12,6 +12,7 @@ use crate::cdp::{Connection, EventSink};
 use crate::error::BrowserError;
 use crate::launch::Chromium;
 use crate::settings::Settings;
+use crate::snapshot::RefTarget;
 
 /// What the page reported since the last read.
 #[derive(Debug, Default)]
@@ -88,8 +89,10 @@ pub struct Session {
     pub page: String,
     /// The page's target id.
     pub target: String,
-    /// `e1` → backend DOM node id, from the last snapshot.
-    pub refs: HashMap<String, i64>,
+    /// `e1` → element, from the last snapshot.
+    pub refs: HashMap<String, RefTarget>,
+    /// The execution context of the snapshot walker's isolated world, once made.
+    pub walker_world: Option<i64>,
     /// Reported page events.
     pub events: Arc<Mutex<PageEvents>>,
     /// When the session was last used.
@@ -153,6 +156,7 @@ impl Session {
             page,
             target,
             refs: HashMap::new(),
+            walker_world: None,
             events,
             last_used: Instant::now(),
             timeout,
@@ -230,10 +234,14 @@ impl Session {
             .trim_start_matches('@')
             .trim_start_matches("ref=")
             .trim_matches(|c| c == '[' || c == ']');
-        self.refs
-            .get(key)
-            .copied()
-            .ok_or_else(|| BrowserError::UnknownRef(reference.to_string()))
+        match self.refs.get(key).copied() {
+            None => Err(BrowserError::UnknownRef(reference.to_string())),
+            Some(RefTarget::Backend(node)) => Ok(node),
+            Some(RefTarget::Walked { context, index }) => {
+                crate::walker::resolve(self, context, index)?
+                    .ok_or_else(|| BrowserError::StaleRef(reference.to_string()))
+            }
+        }
     }
 
     /// The local browser's process id (`None` for a remote endpoint).

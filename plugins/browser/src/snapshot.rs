@@ -4,6 +4,10 @@
 //! Full mode prints every named node (text included) as an indented outline; compact mode
 //! keeps only the elements one can act on plus headings, which is what the model needs
 //! to pick its next click.
+//!
+//! Two sources feed the same line format ([`Snapshot::line`]): the in-page walker of
+//! `walker.rs` (fast, the default) and, where it declines, `Accessibility.getFullAXTree`
+//! rendered by [`render`] here.
 
 use std::collections::HashMap;
 
@@ -41,13 +45,70 @@ const STRUCTURAL: [&str; 6] = [
     "RootWebArea",
 ];
 
+/// The element an `@eN` ref stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefTarget {
+    /// A backend DOM node id (from the accessibility tree).
+    Backend(i64),
+    /// Entry `index` of the element list the walker kept in the isolated world
+    /// `context` (resolved to a backend node when used; see `walker.rs`).
+    Walked { context: i64, index: u64 },
+}
+
 /// A rendered snapshot.
 #[derive(Debug, Default)]
 pub struct Snapshot {
     /// The outline.
     pub text: String,
-    /// `e1` → backend DOM node id.
-    pub refs: HashMap<String, i64>,
+    /// `e1` → the element.
+    pub refs: HashMap<String, RefTarget>,
+}
+
+/// One outline line, before formatting.
+#[derive(Debug)]
+pub struct Line<'a> {
+    /// Indentation level.
+    pub depth: usize,
+    /// Chromium's role name (`StaticText` prints as `text:`).
+    pub role: &'a str,
+    /// Accessible name, untrimmed.
+    pub name: &'a str,
+    /// Current value (text fields, selects), or empty.
+    pub value: &'a str,
+    /// `checked`, `level=2`, … in accessibility-tree property order.
+    pub flags: Vec<String>,
+    /// The element a ref should point at (interactive lines only).
+    pub target: Option<RefTarget>,
+}
+
+impl Snapshot {
+    /// Append `line`, giving it the next ref when it has a target.
+    pub fn line(&mut self, line: Line<'_>) {
+        let name = line.name.trim();
+        let indent = "  ".repeat(line.depth);
+        let mut text = if line.role == "StaticText" {
+            format!("{indent}- text: {}", quote(name))
+        } else {
+            format!("{indent}- {}", line.role)
+        };
+        if line.role != "StaticText" && !name.is_empty() {
+            text.push(' ');
+            text.push_str(&quote(name));
+        }
+        if !line.value.is_empty() {
+            text.push_str(&format!(" value={}", quote(line.value)));
+        }
+        for flag in &line.flags {
+            text.push_str(&format!(" [{flag}]"));
+        }
+        if let Some(target) = line.target {
+            let reference = format!("e{}", self.refs.len() + 1);
+            text.push_str(&format!(" [ref={reference}]"));
+            self.refs.insert(reference, target);
+        }
+        self.text.push_str(&text);
+        self.text.push('\n');
+    }
 }
 
 struct Tree<'a> {
@@ -106,20 +167,7 @@ impl Tree<'_> {
     }
 
     fn line(&mut self, node: &Value, role: &str, name: &str, interactive: bool, depth: usize) {
-        let indent = "  ".repeat(depth);
-        let mut line = if role == "StaticText" {
-            format!("{indent}- text: {}", quote(name))
-        } else {
-            format!("{indent}- {role}")
-        };
-        if role != "StaticText" && !name.is_empty() {
-            line.push(' ');
-            line.push_str(&quote(name));
-        }
-        let value = str_of(node, "value");
-        if !value.is_empty() {
-            line.push_str(&format!(" value={}", quote(value)));
-        }
+        let mut flags = Vec::new();
         for property in node["properties"].as_array().into_iter().flatten() {
             let key = property["name"].as_str().unwrap_or("");
             let on = property["value"]["value"].as_bool() == Some(true)
@@ -130,19 +178,24 @@ impl Tree<'_> {
                     "checked" | "disabled" | "required" | "expanded" | "selected"
                 )
             {
-                line.push_str(&format!(" [{key}]"));
+                flags.push(key.to_string());
             }
             if key == "level" {
-                line.push_str(&format!(" [level={}]", property["value"]["value"]));
+                flags.push(format!("level={}", property["value"]["value"]));
             }
         }
-        if interactive && let Some(backend) = node["backendDOMNodeId"].as_i64() {
-            let reference = format!("e{}", self.out.refs.len() + 1);
-            line.push_str(&format!(" [ref={reference}]"));
-            self.out.refs.insert(reference, backend);
-        }
-        self.out.text.push_str(&line);
-        self.out.text.push('\n');
+        let target = node["backendDOMNodeId"]
+            .as_i64()
+            .filter(|_| interactive)
+            .map(RefTarget::Backend);
+        self.out.line(Line {
+            depth,
+            role,
+            name,
+            value: str_of(node, "value"),
+            flags,
+            target,
+        });
     }
 }
 
@@ -181,7 +234,7 @@ mod tests {
             snap.text,
             "- heading \"Title\" [ref=e1]\n- button \"Go\" [ref=e2]\n"
         );
-        assert_eq!(snap.refs["e2"], 5);
+        assert_eq!(snap.refs["e2"], RefTarget::Backend(5));
     }
 
     #[test]
