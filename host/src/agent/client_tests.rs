@@ -3,6 +3,7 @@
 use super::*;
 use crate::agent::scripted::{self, ScriptedServer};
 use crate::agent::settings::{ApiKey, ModelSettings};
+use serde_json::json;
 
 fn client(server: &ScriptedServer, stream: bool) -> ModelClient {
     let settings = ModelSettings {
@@ -22,9 +23,10 @@ fn client(server: &ScriptedServer, stream: bool) -> ModelClient {
 
 async fn ask(client: &ModelClient, tools: &[Value]) -> Result<Completion, ModelError> {
     let messages = [Message::user("hi")];
+    let tools = ToolsJson::new(tools);
     let request = ChatRequest {
         messages: &messages,
-        tools,
+        tools: &tools,
         tool_choice: None,
     };
     client
@@ -73,7 +75,7 @@ async fn streamed_reply_is_merged_and_events_seen() {
         .complete(
             &ChatRequest {
                 messages: &messages,
-                tools: &[],
+                tools: &ToolsJson::default(),
                 tool_choice: None,
             },
             &mut |e| seen.push(e),
@@ -175,7 +177,7 @@ async fn cancel_aborts_a_hanging_request() {
         .complete(
             &ChatRequest {
                 messages: &messages,
-                tools: &[],
+                tools: &ToolsJson::default(),
                 tool_choice: None,
             },
             &mut |_| {},
