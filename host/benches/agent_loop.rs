@@ -146,6 +146,23 @@ fn loop_turn(c: &mut Criterion) {
             sessions.flush().unwrap();
         });
     });
+    c.bench_function("turn part: the answer's append + flush", |b| {
+        let sessions = SessionStore::open_in(&dir.path().join("answer")).unwrap();
+        sessions.create("answer", "cli", None, None).unwrap();
+        b.iter(|| {
+            sessions.append_deferred("answer", vec![Message::assistant("done")]);
+            sessions.flush().unwrap();
+        });
+    });
+    c.bench_function("turn part: one request body, 40 tools, 50 messages", |b| {
+        let messages = base.messages.clone();
+        let request = toolhost::agent::ChatRequest {
+            messages: &messages,
+            tools: agent.tools_json(),
+            tool_choice: None,
+        };
+        b.iter(|| agent.client().body(&request).unwrap());
+    });
     c.bench_function("scripted server round trip alone (x2)", |b| {
         let messages = base.messages.clone();
         b.iter(|| {
@@ -155,7 +172,7 @@ fn loop_turn(c: &mut Criterion) {
                 for _ in 0..2 {
                     let request = toolhost::agent::ChatRequest {
                         messages: &messages,
-                        tools: &agent.tools().definitions,
+                        tools: agent.tools_json(),
                         tool_choice: None,
                     };
                     agent

@@ -11,7 +11,7 @@ use tools_core::{AgentLoopState, ToolSource};
 
 use super::background::Background;
 use super::budget::Budgets;
-use super::client::{ModelClient, ModelError};
+use super::client::{ModelClient, ModelError, ToolsJson};
 use super::events::{EventSink, quiet};
 use super::loop_tools::LoopTools;
 use super::sessions::{SessionError, SessionStore};
@@ -133,6 +133,8 @@ pub(crate) struct Shared {
 pub struct Agent {
     pub(crate) shared: Arc<Shared>,
     pub(crate) tools: Arc<ToolOffer>,
+    /// `tools.definitions` as every request sends them.
+    pub(crate) tools_json: Arc<ToolsJson>,
     pub(crate) search: Option<Arc<ToolSearch>>,
     pub(crate) dispatcher: Dispatcher,
     pub(crate) depth: usize,
@@ -268,6 +270,7 @@ impl Agent {
         let agent = Agent {
             dispatcher: shared.base.clone(),
             shared,
+            tools_json: Arc::new(ToolsJson::new(&tools.definitions)),
             tools,
             search,
             depth,
@@ -344,6 +347,11 @@ impl Agent {
     /// The tools offered.
     pub fn tools(&self) -> &ToolOffer {
         &self.tools
+    }
+
+    /// The tool definitions as requests send them.
+    pub fn tools_json(&self) -> &ToolsJson {
+        &self.tools_json
     }
 
     /// The model client.

@@ -7,13 +7,19 @@
 //! `stream_options.include_usage`). 429, 5xx and connection failures are retried with
 //! exponential backoff (a `Retry-After` header wins, capped by `retry_max_delay`).
 //! Token usage is added up per client. Error texts never contain the API key.
+//!
+//! The body is serialized straight from the borrowed conversation (no JSON tree is
+//! built), once per call (retries resend the same bytes); the tool definitions come
+//! serialized already ([`ToolsJson`], once per agent), since they are the same on every
+//! request of a turn.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::message::{Message, Usage};
@@ -60,6 +66,9 @@ pub enum ModelError {
     /// The stream carried an error or a malformed chunk.
     #[error(transparent)]
     Stream(#[from] ChunkError),
+    /// The request body could not be serialized.
+    #[error("cannot serialize the request: {0}")]
+    Encode(#[source] serde_json::Error),
     /// The reply had no choices.
     #[error("the model returned no choices")]
     NoChoices,
@@ -84,9 +93,77 @@ pub struct ChatRequest<'a> {
     /// The conversation.
     pub messages: &'a [Message],
     /// OpenAI tool definitions (empty: no `tools` sent).
-    pub tools: &'a [Value],
+    pub tools: &'a ToolsJson,
     /// `tool_choice` (`"auto"`, `"none"`, `"required"` or a function object).
     pub tool_choice: Option<&'a Value>,
+}
+
+/// OpenAI tool definitions serialized once, for every request that offers them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolsJson {
+    /// The JSON array.
+    json: String,
+    /// Definitions in it.
+    count: usize,
+}
+
+impl ToolsJson {
+    /// Serialize `definitions`.
+    pub fn new(definitions: &[Value]) -> Self {
+        let mut json = String::from("[");
+        for (i, definition) in definitions.iter().enumerate() {
+            if i > 0 {
+                json.push(',');
+            }
+            json.push_str(&definition.to_string());
+        }
+        json.push(']');
+        ToolsJson {
+            json,
+            count: definitions.len(),
+        }
+    }
+
+    /// Whether there are no definitions.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The JSON array.
+    pub fn as_str(&self) -> &str {
+        &self.json
+    }
+}
+
+/// The request body but `tools` (appended as text), keys in the order of a sorted map.
+#[derive(Serialize)]
+struct Body<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    messages: &'a [Message],
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<ToolChoice<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolChoice<'a> {
+    Given(&'a Value),
+    Auto(&'static str),
 }
 
 /// The model's reply.
@@ -168,35 +245,35 @@ impl ModelClient {
     }
 
     /// The JSON body for `request`.
-    pub fn body(&self, request: &ChatRequest<'_>) -> Value {
+    pub fn body(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ModelError> {
         let settings = &self.endpoint.settings;
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.endpoint.model));
-        body.insert("messages".into(), json!(request.messages));
-        if !request.tools.is_empty() {
-            body.insert("tools".into(), Value::Array(request.tools.to_vec()));
-            body.insert(
-                "tool_choice".into(),
+        let offers_tools = !request.tools.is_empty();
+        let body = Body {
+            max_tokens: settings.max_tokens,
+            messages: request.messages,
+            model: &self.endpoint.model,
+            parallel_tool_calls: (offers_tools && !settings.parallel_tool_calls).then_some(false),
+            stream: settings.stream.then_some(true),
+            stream_options: settings.stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
+            temperature: settings.temperature,
+            tool_choice: offers_tools.then(|| {
                 request
                     .tool_choice
-                    .cloned()
-                    .unwrap_or_else(|| json!("auto")),
-            );
-            if !settings.parallel_tool_calls {
-                body.insert("parallel_tool_calls".into(), json!(false));
-            }
+                    .map_or(ToolChoice::Auto("auto"), ToolChoice::Given)
+            }),
+        };
+        let mut out = Vec::with_capacity(request.tools.json.len() + 4096);
+        serde_json::to_writer(&mut out, &body).map_err(ModelError::Encode)?;
+        if offers_tools {
+            // `tools` goes last, in place of the object's closing brace.
+            out.pop();
+            out.extend_from_slice(b",\"tools\":");
+            out.extend_from_slice(request.tools.json.as_bytes());
+            out.push(b'}');
         }
-        if let Some(t) = settings.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(m) = settings.max_tokens {
-            body.insert("max_tokens".into(), json!(m));
-        }
-        if settings.stream {
-            body.insert("stream".into(), json!(true));
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
-        Value::Object(body)
+        Ok(out)
     }
 
     /// Send `request` and return the reply; `on_event` sees streamed text and tool-call
@@ -207,7 +284,7 @@ impl ModelClient {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ModelError> {
-        let body = self.body(request);
+        let body = Bytes::from(self.body(request)?);
         let settings = &self.endpoint.settings;
         let mut attempt = 0u32;
         loop {
@@ -244,7 +321,7 @@ impl ModelClient {
     /// One HTTP exchange; on failure also the server's `Retry-After` in seconds.
     async fn attempt(
         &self,
-        body: &Value,
+        body: &Bytes,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, (ModelError, Option<f64>)> {
         let url = &self.endpoint.url;
@@ -260,7 +337,7 @@ impl ModelClient {
         let mut response = self
             .http
             .post(url)
-            .json(body)
+            .body(body.clone())
             .send()
             .await
             .map_err(transport)?;

@@ -3,6 +3,7 @@
 use super::*;
 use crate::agent::scripted::{self, ScriptedServer};
 use crate::agent::settings::{ApiKey, ModelSettings};
+use serde_json::json;
 
 fn client(server: &ScriptedServer, stream: bool) -> ModelClient {
     let settings = ModelSettings {
@@ -22,9 +23,10 @@ fn client(server: &ScriptedServer, stream: bool) -> ModelClient {
 
 async fn ask(client: &ModelClient, tools: &[Value]) -> Result<Completion, ModelError> {
     let messages = [Message::user("hi")];
+    let tools = ToolsJson::new(tools);
     let request = ChatRequest {
         messages: &messages,
-        tools,
+        tools: &tools,
         tool_choice: None,
     };
     client
@@ -73,7 +75,7 @@ async fn streamed_reply_is_merged_and_events_seen() {
         .complete(
             &ChatRequest {
                 messages: &messages,
-                tools: &[],
+                tools: &ToolsJson::default(),
                 tool_choice: None,
             },
             &mut |e| seen.push(e),
@@ -175,7 +177,7 @@ async fn cancel_aborts_a_hanging_request() {
         .complete(
             &ChatRequest {
                 messages: &messages,
-                tools: &[],
+                tools: &ToolsJson::default(),
                 tool_choice: None,
             },
             &mut |_| {},
@@ -193,4 +195,95 @@ async fn malformed_reply_is_a_decode_error() {
         .unwrap();
     let err = ask(&client(&server, false), &[]).await.unwrap_err();
     assert!(matches!(err, ModelError::NoChoices), "{err}");
+}
+
+fn offline_client(settings: ModelSettings) -> ModelClient {
+    let settings = ModelSettings {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        model: "m".into(),
+        ..settings
+    };
+    ModelClient::new(ModelEndpoint::resolve(&settings, |_| None)).unwrap()
+}
+
+fn body_of(client: &ModelClient, tools: &ToolsJson, tool_choice: Option<&Value>) -> Value {
+    let messages = [Message::user("hi"), Message::tool("c1", "todo", "{}")];
+    let bytes = client
+        .body(&ChatRequest {
+            messages: &messages,
+            tools,
+            tool_choice,
+        })
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[test]
+fn body_carries_every_setting_and_the_tools() {
+    let client = offline_client(ModelSettings {
+        stream: true,
+        parallel_tool_calls: false,
+        temperature: Some(0.5),
+        max_tokens: Some(64),
+        ..ModelSettings::default()
+    });
+    let definition = json!({"type": "function", "function": {"name": "todo", "parameters": {}}});
+    let tools = ToolsJson::new(std::slice::from_ref(&definition));
+    assert_eq!(
+        body_of(&client, &tools, None),
+        json!({
+            "max_tokens": 64,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "content": "{}", "tool_call_id": "c1", "name": "todo"}
+            ],
+            "model": "m",
+            "parallel_tool_calls": false,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "temperature": 0.5,
+            "tool_choice": "auto",
+            "tools": [definition]
+        })
+    );
+}
+
+#[test]
+fn body_without_tools_has_no_tool_fields() {
+    let client = offline_client(ModelSettings {
+        stream: false,
+        ..ModelSettings::default()
+    });
+    let body = body_of(&client, &ToolsJson::default(), Some(&json!("required")));
+    assert_eq!(
+        body,
+        json!({
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "content": "{}", "tool_call_id": "c1", "name": "todo"}
+            ],
+            "model": "m"
+        })
+    );
+}
+
+#[test]
+fn body_passes_a_given_tool_choice() {
+    let client = offline_client(ModelSettings::default());
+    let tools = ToolsJson::new(&[json!({"type": "function", "function": {"name": "a"}})]);
+    let choice = json!({"type": "function", "function": {"name": "a"}});
+    let body = body_of(&client, &tools, Some(&choice));
+    assert_eq!(body["tool_choice"], choice);
+    assert!(body.get("parallel_tool_calls").is_none());
+}
+
+#[test]
+fn tools_json_is_the_definitions_array() {
+    let definitions = [json!({"a": 1}), json!({"b": [true, null]})];
+    let tools = ToolsJson::new(&definitions);
+    let parsed: Value = serde_json::from_str(tools.as_str()).unwrap();
+    assert_eq!(parsed, Value::Array(definitions.to_vec()));
+    assert!(!tools.is_empty());
+    assert!(ToolsJson::new(&[]).is_empty());
+    assert_eq!(ToolsJson::new(&[]).as_str(), "[]");
 }

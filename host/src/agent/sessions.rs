@@ -5,10 +5,16 @@
 //! WAL mode, so another process can read (`session_search`, `/sessions`) while one
 //! writes; a busy timeout instead of failing on a lock. Messages are appended in one
 //! transaction per batch (an assistant message, then its tool results); the agent loop
-//! defers its appends to a writer thread (`session_writer`) and flushes at the
-//! end of each turn, so a killed process loses at most the turn in flight.
-//! [`SessionStore::load`] closes tool calls left without results so a resumed
-//! conversation is valid for the API.
+//! defers its appends to a writer thread (`session_writer`), which commits each one as
+//! soon as it is queued, and flushes at the end of each turn: a killed process loses at
+//! most what was queued in the last moment (the call in flight), and a finished turn is
+//! on disk before its answer is shown. [`SessionStore::load`] closes tool calls left
+//! without results so a resumed conversation is valid for the API.
+//!
+//! Only the messages are written in those commits, so the last one of a turn is short:
+//! the full-text index follows the table (`session_fts`: a search catches it up first)
+//! and WAL checkpoints leave the commits (`session_wal`); the writer thread does both
+//! when nothing is queued.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,7 +26,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::message::{Message, Role};
-use super::session_writer::{self, Append, Pending, Sink};
+use super::session_db::{Db, Inner};
+use super::session_fts;
+use super::session_wal;
+use super::session_writer::{self, Sink};
 use tools_core::stable_hash::fnv1a;
 
 /// Sources hidden from browsing and search (children of `delegate_task`).
@@ -115,29 +124,6 @@ pub struct SessionStore {
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
-#[derive(Debug)]
-struct Inner {
-    path: PathBuf,
-    conn: Mutex<Connection>,
-    pending: Pending,
-}
-
-impl Sink for Inner {
-    fn conn(&self) -> &Mutex<Connection> {
-        &self.conn
-    }
-    fn pending(&self) -> &Pending {
-        &self.pending
-    }
-    fn write(conn: &mut Connection, appends: &[Append]) -> rusqlite::Result<()> {
-        let tx = conn.transaction()?;
-        for (session_id, messages) in appends {
-            insert_messages(&tx, session_id, messages)?;
-        }
-        tx.commit()
-    }
-}
-
 impl Drop for SessionStore {
     fn drop(&mut self) {
         self.inner.pending.close();
@@ -152,74 +138,6 @@ impl Drop for SessionStore {
         }
     }
 }
-
-/// Insert `messages` of `session_id` and touch the session's row, inside `tx`.
-fn insert_messages(
-    tx: &rusqlite::Transaction<'_>,
-    session_id: &str,
-    messages: &[Message],
-) -> rusqlite::Result<()> {
-    if messages.is_empty() {
-        return Ok(());
-    }
-    let at = now();
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO messages (session_id, role, content, tool_name, tool_call_id, tool_calls, message, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
-    for m in messages {
-        let calls = (!m.tool_calls.is_empty())
-            .then(|| serde_json::to_string(&m.tool_calls).unwrap_or_default());
-        let raw = serde_json::to_string(m).unwrap_or_default();
-        insert.execute(params![
-            session_id,
-            m.role.as_str(),
-            m.content_text(),
-            m.name,
-            m.tool_call_id,
-            calls,
-            raw,
-            at
-        ])?;
-    }
-    if let Some(first_user) = messages.iter().find(|m| m.role == Role::User) {
-        let title: String = first_user.content_text().chars().take(80).collect();
-        tx.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title IS NULL")?
-            .execute(params![session_id, title.trim()])?;
-    }
-    tx.prepare_cached("UPDATE sessions SET last_active = ?2 WHERE id = ?1")?
-        .execute(params![session_id, at])?;
-    Ok(())
-}
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL DEFAULT 'cli',
-    model TEXT,
-    title TEXT,
-    parent_session_id TEXT,
-    started_at REAL NOT NULL,
-    last_active REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL,
-    role TEXT NOT NULL,
-    content TEXT NOT NULL DEFAULT '',
-    tool_name TEXT,
-    tool_call_id TEXT,
-    tool_calls TEXT,
-    message TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS messages_by_session ON messages(session_id, id);
-CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts
-    USING fts5(content, content='messages', content_rowid='id');
-CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
-";
 
 /// Now, in Unix seconds.
 pub fn now() -> f64 {
@@ -262,6 +180,11 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
 impl SessionStore {
     /// Open (creating) the database at `path`.
     pub fn open(path: &Path) -> Result<Self, SessionError> {
+        Self::open_checkpointing_at(path, session_wal::THRESHOLD)
+    }
+
+    /// Open the database at `path`, checkpointing its WAL past `threshold` bytes.
+    pub(crate) fn open_checkpointing_at(path: &Path, threshold: u64) -> Result<Self, SessionError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| SessionError::Dir {
                 path: dir.to_path_buf(),
@@ -272,20 +195,9 @@ impl SessionStore {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open(path).map_err(db)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(db)?;
-        conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
-            .map_err(db)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
+        let inner = Inner::open(path, threshold).map_err(db)?;
         Ok(SessionStore {
-            inner: Arc::new(Inner {
-                path: path.to_path_buf(),
-                conn: Mutex::new(conn),
-                pending: Pending::default(),
-            }),
+            inner: Arc::new(inner),
             writer: Mutex::new(None),
         })
     }
@@ -302,21 +214,44 @@ impl SessionStore {
         }
     }
 
-    fn with<T>(
+    pub(super) fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, SessionError> {
-        let mut conn = self
-            .inner
-            .conn
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        self.with_db(|db| f(&mut db.conn))
+    }
+
+    fn with_db<T>(
+        &self,
+        f: impl FnOnce(&mut Db) -> rusqlite::Result<T>,
+    ) -> Result<T, SessionError> {
+        let mut db = self.inner.lock();
+        let stored = db.stored;
         // Deferred appends first, so every read sees them (module docs of
         // `session_writer`).
-        self.inner
-            .write_queued(&mut conn)
-            .map_err(|e| self.err(e))?;
-        f(&mut conn).map_err(|e| self.err(e))
+        let done = self
+            .inner
+            .write_queued(&mut db)
+            .and_then(|()| f(&mut db))
+            .map_err(|e| self.err(e));
+        if db.stored != stored {
+            drop(db);
+            // Written here, not by the writer thread: its upkeep may be due.
+            self.inner.pending.poke();
+        }
+        done
+    }
+
+    /// Start the writer thread unless it runs.
+    fn start_writer(&self) {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        if writer.is_none() {
+            match session_writer::spawn(Arc::clone(&self.inner)) {
+                Ok(handle) => *writer = Some(handle),
+                // No thread: the next flush or read writes the queue itself.
+                Err(err) => tracing::warn!(%err, "no session writer thread"),
+            }
+        }
     }
 
     /// Queue `messages` for `session_id` and return at once: a writer thread commits
@@ -328,14 +263,7 @@ impl SessionStore {
             return;
         }
         self.inner.pending.push((session_id.to_string(), messages));
-        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        if writer.is_none() {
-            match session_writer::spawn(Arc::clone(&self.inner)) {
-                Ok(handle) => *writer = Some(handle),
-                // No thread: the next flush or read writes the queue itself.
-                Err(err) => tracing::warn!(%err, "no session writer thread"),
-            }
-        }
+        self.start_writer();
     }
 
     /// Write every deferred append now; the first deferred write that failed since the
@@ -372,11 +300,10 @@ impl SessionStore {
         if messages.is_empty() {
             return Ok(());
         }
-        self.with(|c| {
-            let tx = c.transaction()?;
-            insert_messages(&tx, session_id, messages)?;
-            tx.commit()
-        })
+        self.with_db(|db| db.insert([(session_id, messages)]))?;
+        // The writer thread indexes and checkpoints behind these writes too.
+        self.start_writer();
+        Ok(())
     }
 
     /// The session's messages, ready to send again: tool calls that never got a
@@ -447,8 +374,10 @@ impl SessionStore {
             quoted(&roles),
             quoted(&HIDDEN_SOURCES)
         );
-        self.with(|c| {
-            let mut q = c.prepare(&sql)?;
+        self.with_db(|db| {
+            // The index follows the table: bring it up to date first (`session_fts`).
+            db.indexed = session_fts::catch_up(&mut db.conn, None)?.indexed;
+            let mut q = db.conn.prepare(&sql)?;
             q.query_map(params![query, limit as i64], |r| {
                 Ok(SearchHit {
                     message_id: r.get(0)?,

@@ -251,7 +251,7 @@ impl Agent {
     ) -> Result<super::client::Completion, ModelError> {
         let request = ChatRequest {
             messages: &conversation.messages,
-            tools: &self.tools.definitions,
+            tools: &self.tools_json,
             tool_choice: None,
         };
         let events = self.events.clone();
