@@ -48,7 +48,10 @@ fn require_python() {
         .arg("")
         .status()
         .is_ok_and(|s| s.success());
-    assert!(found, "python3 is needed by the execute_code tests and is not installed");
+    assert!(
+        found,
+        "python3 is needed by the execute_code tests and is not installed"
+    );
 }
 
 fn run_with(code: &str, settings: &CodeExecutionSettings, tools: &[&str]) -> Value {
