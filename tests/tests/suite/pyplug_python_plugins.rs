@@ -489,7 +489,8 @@ fn cancelling_a_call_kills_the_plugin_process() {
     assert_eq!(out.status, CallStatus::Error, "{}", out.text);
     assert!(out.text.contains("cancelled"), "{}", out.text);
     assert!(
-        started.elapsed() < Duration::from_secs(4),
+        // The call would take 60 s; a loaded CI machine may take a few to kill and reap.
+        started.elapsed() < Duration::from_secs(30),
         "{:?}",
         started.elapsed()
     );

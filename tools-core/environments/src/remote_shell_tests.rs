@@ -164,16 +164,19 @@ fn the_driver_ends_leftovers_before_it_answers() {
         &format!("sleep {tag}1 & setsid sleep {tag}2 & (sleep {tag}3 &); echo left"),
     );
     assert_eq!(text(&out), "left");
-    // No waiting: the driver answered only once they were killed.
+    // The driver answered once it had sent them SIGKILL; a killed process is still
+    // listed until the kernel has run its exit, which on a busy machine takes a moment.
     for n in 1..=3 {
-        assert_eq!(
-            checks::running(&format!("sleep {tag}{n}")),
-            0,
-            "sleep {tag}{n}"
+        assert!(
+            checks::eventually(|| checks::running(&format!("sleep {tag}{n}")) == 0),
+            "sleep {tag}{n} survived its command"
         );
     }
     let mark = env.persistent_shell_mark().expect("a remote-like shell");
-    assert_eq!(marked(&mark), 1, "only the driver carries the mark");
+    assert!(
+        checks::eventually(|| marked(&mark) == 1),
+        "only the driver carries the mark"
+    );
     assert_eq!(text(&run(&env, "echo still")), "still");
     assert_eq!(env.persistent_shells_started(), 1);
 }
@@ -211,5 +214,8 @@ fn a_killed_driver_costs_a_new_shell_and_no_wrong_result() {
         assert!(text(&out).contains("next:kept:"), "{}", out.output.text);
     }
     assert_eq!(env.persistent_shells_started(), 2);
-    assert_eq!(marked(&mark), 0);
+    assert!(
+        checks::eventually(|| marked(&mark) == 0),
+        "the killed shell left processes"
+    );
 }

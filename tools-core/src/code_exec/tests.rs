@@ -40,16 +40,15 @@ fn caller() -> Arc<dyn ToolCaller> {
     Arc::new(RegistryCaller(registry))
 }
 
-fn python_missing() -> bool {
-    let missing = std::process::Command::new("python3")
+/// execute_code runs python3 scripts: these tests need it (CI installs it) and fail
+/// loudly without it rather than pass without running.
+fn require_python() {
+    let found = std::process::Command::new("python3")
         .arg("-c")
         .arg("")
         .status()
-        .is_err();
-    if missing {
-        eprintln!("skipped: python3 is not installed");
-    }
-    missing
+        .is_ok_and(|s| s.success());
+    assert!(found, "python3 is needed by the execute_code tests and is not installed");
 }
 
 fn run_with(code: &str, settings: &CodeExecutionSettings, tools: &[&str]) -> Value {
@@ -71,9 +70,7 @@ fn run(code: &str) -> Value {
 
 #[test]
 fn a_script_calls_tools_and_only_stdout_returns() {
-    if python_missing() {
-        return;
-    }
+    require_python();
     let r = run(
         "import sys\nfrom toolhost_tools import echo, multiline\nprint(echo(x=1)['echo']['x'])\nprint(multiline()['text'].split())\nprint('noise', file=sys.stderr)\n",
     );
@@ -85,9 +82,7 @@ fn a_script_calls_tools_and_only_stdout_returns() {
 
 #[test]
 fn tools_off_the_allowlist_are_refused() {
-    if python_missing() {
-        return;
-    }
+    require_python();
     let r = run("from toolhost_tools import _call\nprint(_call('terminal', {'command': 'id'}))\n");
     assert_eq!(
         r["output"],
@@ -98,9 +93,7 @@ fn tools_off_the_allowlist_are_refused() {
 
 #[test]
 fn the_call_limit_is_enforced_with_a_clear_message() {
-    if python_missing() {
-        return;
-    }
+    require_python();
     let settings = CodeExecutionSettings {
         max_tool_calls: 3,
         ..CodeExecutionSettings::default()
@@ -119,9 +112,7 @@ fn the_call_limit_is_enforced_with_a_clear_message() {
 
 #[test]
 fn requests_without_the_token_are_unauthorized() {
-    if python_missing() {
-        return;
-    }
+    require_python();
     let r = run(
         "import os\nos.environ['TOOLHOST_RPC_TOKEN'] = 'guess'\nfrom toolhost_tools import echo\nprint(echo(x=1))\n",
     );
@@ -131,9 +122,7 @@ fn requests_without_the_token_are_unauthorized() {
 
 #[test]
 fn a_script_past_its_timeout_is_killed() {
-    if python_missing() {
-        return;
-    }
+    require_python();
     let settings = CodeExecutionSettings {
         timeout: 5,
         ..CodeExecutionSettings::default()
@@ -154,9 +143,7 @@ fn a_script_past_its_timeout_is_killed() {
 
 #[test]
 fn errors_carry_stderr_and_big_output_is_capped() {
-    if python_missing() {
-        return;
-    }
+    require_python();
     let r = run("raise SystemExit('boom')\n");
     assert_eq!(r["status"], "error");
     assert_eq!(r["exit_code"], 1);
