@@ -9,8 +9,11 @@
 //! sent with a session id is reported as the expired session it means, so the session
 //! is re-initialised at once.
 //!
-//! The data of every server-sent event is also shown to the connection's
-//! [`TaskSupportTap`] on its way to rmcp (see `task_support.rs`).
+//! Every answer that can carry a `tools/list` result is also read by the connection's
+//! [`TaskSupportTap`] on its way to rmcp (see `task_support.rs`): the data of every
+//! server-sent event (of a POST's stream and of the GET stream a resumed POST stream
+//! continues on), and a `tools/list` answered with a plain JSON body, which
+//! `listing_request.rs` fetches itself because rmcp parses such a body directly.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,6 +28,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
+use super::listing_request::{self, Post, PostResult};
 use super::task_support::TaskSupportTap;
 
 /// rmcp's reqwest client, treating a session-lost 400 like a 404.
@@ -47,24 +51,30 @@ impl SessionAwareClient {
     /// `response` with its event stream (if any) shown to the tap.
     fn tapped(&self, response: PostResult) -> PostResult {
         match response {
-            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
-                let tap = Arc::clone(&self.tap);
-                let stream = stream.inspect(move |event| {
-                    if let Ok(Sse {
-                        data: Some(data), ..
-                    }) = event
-                    {
-                        tap.observe(data.as_bytes());
-                    }
-                });
-                Ok(StreamableHttpPostResponse::Sse(stream.boxed(), session))
-            }
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
+                StreamableHttpPostResponse::Sse(self.tapped_stream(stream), session),
+            ),
             other => other,
         }
     }
+
+    /// `stream` with the data of each event shown to the tap.
+    fn tapped_stream(&self, stream: SseStream) -> SseStream {
+        let tap = Arc::clone(&self.tap);
+        stream
+            .inspect(move |event| {
+                if let Ok(Sse {
+                    data: Some(data), ..
+                }) = event
+                {
+                    tap.observe(data.as_bytes());
+                }
+            })
+            .boxed()
+    }
 }
 
-type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
+type SseStream = BoxStream<'static, Result<Sse, SseError>>;
 
 /// True when `response` to a request sent in a session says the session is gone.
 fn session_lost(had_session: bool, response: &PostResult) -> bool {
@@ -95,12 +105,15 @@ impl StreamableHttpClient for SessionAwareClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> PostResult {
-        let had_session = session_id.is_some();
-        let response = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await;
-        self.tapped(corrected(had_session, response))
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -112,19 +125,17 @@ impl StreamableHttpClient for SessionAwareClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> PostResult {
-        let had_session = session_id.is_some();
-        let response = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        self.tapped(corrected(had_session, response))
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -137,17 +148,28 @@ impl StreamableHttpClient for SessionAwareClient {
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
         let had_session = session_id.is_some();
-        let response = self
-            .inner
-            .post_message_with_response_limits(
+        let response = if listing_request::is_listing(&message) {
+            let post = Post {
                 uri,
                 message,
                 session_id,
                 auth_header,
                 custom_headers,
                 limits,
-            )
-            .await;
+            };
+            listing_request::send(&self.inner, &self.tap, post).await
+        } else {
+            self.inner
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await
+        };
         self.tapped(corrected(had_session, response))
     }
 
@@ -170,10 +192,12 @@ impl StreamableHttpClient for SessionAwareClient {
         last_event_id: Option<String>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let stream = self
+            .inner
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+            .await?;
+        Ok(self.tapped_stream(stream))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -184,8 +208,9 @@ impl StreamableHttpClient for SessionAwareClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let stream = self
+            .inner
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
@@ -194,7 +219,8 @@ impl StreamableHttpClient for SessionAwareClient {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
+            .await?;
+        Ok(self.tapped_stream(stream))
     }
 }
 

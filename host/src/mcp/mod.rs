@@ -21,6 +21,7 @@ pub mod error;
 pub mod http_client;
 pub mod interpolate;
 pub mod listing_cache;
+pub mod listing_request;
 pub mod manager;
 pub mod naming;
 pub mod process;

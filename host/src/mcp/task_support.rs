@@ -11,11 +11,13 @@
 //! [`REASON`], and the log says it once per process.
 //!
 //! rmcp's `Tool` has no `execution` field, so the declaration is read from the raw
-//! `tools/list` results as they arrive: [`TaskSupportTap::observe`] sees every message
-//! a server sends (the stdio reader in `stdout_tap.rs`, the SSE events of
-//! `http_client.rs`). A streamable-HTTP server that answers with a plain JSON body
-//! instead of an event stream is not seen (rmcp parses that body itself); its
-//! task-only tools are registered and their calls fail with the server's own error.
+//! `tools/list` answers before rmcp parses them: [`TaskSupportTap::observe`] sees every
+//! message a stdio server writes (`stdout_tap.rs`) and every server-sent event of a
+//! streamable-HTTP server (`http_client.rs`), and a `tools/list` answered with a plain
+//! JSON body is read by toolhost itself, parsed once and shown to
+//! [`TaskSupportTap::observe_value`] before rmcp gets the same value
+//! (`listing_request.rs`). An answer the tap cannot read is one rmcp cannot read either:
+//! the listing fails, and no tool of it is registered.
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{LazyLock, Mutex, PoisonError};
@@ -25,7 +27,9 @@ use serde_json::Value;
 /// Why a task-only tool is skipped (shown by `toolhost mcp list`).
 pub const REASON: &str = "the server requires calling it as an MCP task (execution.taskSupport = \"required\"), which toolhost does not support";
 
-/// The marker every interesting message contains; others are not parsed.
+/// The marker every interesting message contains; other stdio lines and events are not
+/// parsed (a key spelled with `\u` escapes would be missed there; no serializer escapes
+/// ASCII letters, and a plain JSON body is always parsed in full).
 const MARKER: &[u8] = b"taskSupport";
 
 /// Raw names of the tools the latest listing declared task-only.
@@ -48,15 +52,20 @@ impl TaskSupportTap {
             .clear();
     }
 
-    /// Look at one raw JSON-RPC message from the server.
+    /// Look at one raw JSON-RPC message from the server. One that is not JSON is left
+    /// alone: rmcp rejects it too.
     pub fn observe(&self, message: &[u8]) {
         if !contains(message, MARKER) {
             return;
         }
-        let Ok(value) = serde_json::from_slice::<Value>(message) else {
-            return;
-        };
-        let names = task_only_tools(&value);
+        if let Ok(value) = serde_json::from_slice::<Value>(message) {
+            self.observe_value(&value);
+        }
+    }
+
+    /// Look at one JSON-RPC message from the server, already parsed.
+    pub fn observe_value(&self, message: &Value) {
+        let names = task_only_tools(message);
         if !names.is_empty() {
             self.required
                 .lock()

@@ -27,5 +27,6 @@ mod pyplug_python_plugins;
 mod remcode_execute_code_remote;
 mod sec_state_integrity;
 mod skills_cli;
+mod tapfix_json_listing;
 mod terminal_backends;
 mod web_plugin;

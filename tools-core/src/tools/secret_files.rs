@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::RegisterError;
 use crate::files::{FileSystem, canonical_local};
@@ -24,22 +24,32 @@ use crate::home::Home;
 use crate::redact::{redact, redact_file_content};
 use crate::services::CoreServices;
 
-/// One compiled pattern.
+/// The patterns of one kind, compiled into one set (matched in one pass per path).
 #[derive(Debug)]
-struct Rule {
-    matcher: GlobMatcher,
-    /// `false` for `!pattern` (an exception).
-    secret: bool,
-    /// Matches the whole path (pattern has a `/`) rather than the file name.
-    whole_path: bool,
-    /// Relative to the user's home (`~/…`).
-    in_home: bool,
+struct Scope {
+    set: GlobSet,
+    /// For each pattern of `set`, its position in the configured list.
+    order: Vec<usize>,
 }
 
-/// The compiled secret-file policy.
+impl Scope {
+    /// The latest (in configured order) of the patterns matching `candidate`.
+    fn last_match(&self, candidate: &Candidate<'_>, hits: &mut Vec<usize>) -> Option<usize> {
+        self.set.matches_candidate_into(candidate, hits);
+        hits.iter().map(|&i| self.order[i]).max()
+    }
+}
+
+/// The compiled secret-file policy: patterns matching the file name, the whole path
+/// (those with a `/`), or the path relative to the user's home (`~/…`), each kind one
+/// [`GlobSet`]; the last matching pattern decides.
 #[derive(Debug)]
 pub struct SecretFiles {
-    rules: Vec<Rule>,
+    /// For each configured pattern, in order: `false` for `!pattern` (an exception).
+    secret: Vec<bool>,
+    by_name: Scope,
+    by_path: Scope,
+    in_home: Scope,
 }
 
 /// A pattern that does not compile.
@@ -52,60 +62,93 @@ pub struct PatternError {
     pub reason: String,
 }
 
+/// A [`Scope`] being built.
+struct ScopeBuilder {
+    set: GlobSetBuilder,
+    order: Vec<usize>,
+}
+
+impl ScopeBuilder {
+    fn new() -> Self {
+        ScopeBuilder {
+            set: GlobSetBuilder::new(),
+            order: Vec::new(),
+        }
+    }
+
+    fn build(self) -> Result<Scope, PatternError> {
+        let set = self.set.build().map_err(|err| PatternError {
+            pattern: err.glob().unwrap_or_default().to_string(),
+            reason: err.to_string(),
+        })?;
+        Ok(Scope {
+            set,
+            order: self.order,
+        })
+    }
+}
+
 impl SecretFiles {
     /// Compile `patterns` (see [`crate::settings::FileToolSettings::secret_files`]).
     pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
-        let mut rules = Vec::with_capacity(patterns.len());
+        let mut secret = Vec::with_capacity(patterns.len());
+        let mut by_name = ScopeBuilder::new();
+        let mut by_path = ScopeBuilder::new();
+        let mut in_home = ScopeBuilder::new();
         for raw in patterns {
-            let (secret, pattern) = match raw.trim().strip_prefix('!') {
+            let (is_secret, pattern) = match raw.trim().strip_prefix('!') {
                 Some(rest) => (false, rest.trim()),
                 None => (true, raw.trim()),
             };
             if pattern.is_empty() {
                 continue;
             }
-            let (in_home, pattern) = match pattern.strip_prefix("~/") {
+            let (home_relative, pattern) = match pattern.strip_prefix("~/") {
                 Some(rest) => (true, rest),
                 None => (false, pattern),
             };
-            let whole_path = in_home || pattern.contains('/');
-            let matcher = GlobBuilder::new(pattern)
+            let glob = GlobBuilder::new(pattern)
                 .literal_separator(true)
                 .case_insensitive(true)
                 .build()
                 .map_err(|err| PatternError {
                     pattern: raw.clone(),
                     reason: err.to_string(),
-                })?
-                .compile_matcher();
-            rules.push(Rule {
-                matcher,
-                secret,
-                whole_path,
-                in_home,
-            });
+                })?;
+            let scope = if home_relative {
+                &mut in_home
+            } else if pattern.contains('/') {
+                &mut by_path
+            } else {
+                &mut by_name
+            };
+            scope.set.add(glob);
+            scope.order.push(secret.len());
+            secret.push(is_secret);
         }
-        Ok(SecretFiles { rules })
+        Ok(SecretFiles {
+            secret,
+            by_name: by_name.build()?,
+            by_path: by_path.build()?,
+            in_home: in_home.build()?,
+        })
     }
 
     /// True when `path` (absolute) is secret by the patterns alone; `home` expands `~/`.
     pub fn matches(&self, path: &Path, home: Option<&Path>) -> bool {
-        let name = path.file_name().map(Path::new);
-        let mut verdict = false;
-        for rule in &self.rules {
-            let hit = if rule.in_home {
-                home.and_then(|h| path.strip_prefix(h).ok())
-                    .is_some_and(|rel| rule.matcher.is_match(rel))
-            } else if rule.whole_path {
-                rule.matcher.is_match(path)
-            } else {
-                name.is_some_and(|n| rule.matcher.is_match(n))
-            };
-            if hit {
-                verdict = rule.secret;
-            }
-        }
-        verdict
+        let mut hits = Vec::new();
+        let name = path
+            .file_name()
+            .and_then(|n| self.by_name.last_match(&Candidate::new(n), &mut hits));
+        let whole = self.by_path.last_match(&Candidate::new(path), &mut hits);
+        let relative = home
+            .and_then(|h| path.strip_prefix(h).ok())
+            .and_then(|rel| self.in_home.last_match(&Candidate::new(rel), &mut hits));
+        [name, whole, relative]
+            .into_iter()
+            .flatten()
+            .max()
+            .is_some_and(|last| self.secret[last])
     }
 
     /// True when `resolved` is secret as written or as its canonical target on `fs`
@@ -114,9 +157,21 @@ impl SecretFiles {
         let home = fs.home_dir();
         let real_home = home.as_deref().map(|h| fs.canonicalize(h));
         let real = fs.canonicalize(resolved);
-        [resolved, real.as_path()]
+        let homes = [home.as_deref(), real_home.as_deref()];
+        let homes = if homes[0] == homes[1] {
+            &homes[..1]
+        } else {
+            &homes[..]
+        };
+        let paths = [resolved, real.as_path()];
+        let paths = if paths[0] == paths[1] {
+            &paths[..1]
+        } else {
+            &paths[..]
+        };
+        paths
             .iter()
-            .any(|p| self.matches(p, home.as_deref()) || self.matches(p, real_home.as_deref()))
+            .any(|p| homes.iter().any(|h| self.matches(p, *h)))
     }
 }
 
