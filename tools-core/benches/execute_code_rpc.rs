@@ -111,13 +111,28 @@ fn scripts(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("data.txt");
     std::fs::write(&file, "one\ntwo\nthree\n").expect("write");
+    let path = file.display().to_string();
     let caller = caller();
+    // No call limit: the timed row below makes as many calls as criterion asks for.
     let settings = CodeExecutionSettings {
-        max_tool_calls: 500,
+        max_tool_calls: usize::MAX,
         ..CodeExecutionSettings::default()
     };
+    let run = |code: &str| {
+        let script = Script {
+            code,
+            cwd: dir.path().to_path_buf(),
+            tools: BTreeSet::from(["read_file".to_string()]),
+        };
+        execute(
+            &script,
+            &settings,
+            Arc::clone(&caller),
+            &ToolContext::for_task("b"),
+        )
+    };
     let mut group = c.benchmark_group("execute_code");
-    let args = json!({"path": file.display().to_string()});
+    let args = json!({"path": path});
     let ctx = ToolContext::for_task("b");
     group.bench_function("read_file_direct", |b| {
         b.iter(|| caller.call("read_file", &args, &ctx))
@@ -127,66 +142,29 @@ fn scripts(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(10));
     for calls in [0usize, 50, 500] {
         let code = format!(
-            "from toolhost_tools import read_file\nfor _ in range({calls}):\n    read_file({:?})\nprint('done')\n",
-            file.display().to_string()
+            "from toolhost_tools import read_file\nfor _ in range({calls}):\n    read_file({path:?})\nprint('done')\n"
         );
-        let script = Script {
-            code: &code,
-            cwd: dir.path().to_path_buf(),
-            tools: BTreeSet::from(["read_file".to_string()]),
-        };
         group.bench_function(format!("script_{calls}_calls"), |b| {
             b.iter(|| {
-                let r = execute(
-                    &script,
-                    &settings,
-                    Arc::clone(&caller),
-                    &ToolContext::for_task("b"),
-                );
+                let r = run(&code);
                 assert_eq!(r["tool_calls_made"], calls, "{r}");
             })
         });
     }
-    group.finish();
-}
-
-/// `read_file` as the script itself times it: the script makes `iters` calls and prints
-/// the time they took by `time.perf_counter()`, so interpreter start-up and module
-/// import are outside the figure (minus `read_file_direct`: the channel's overhead).
-fn timed_in_script(c: &mut Criterion) {
-    if !python_available() {
-        eprintln!("skipped script benches: python3 not installed");
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("data.txt");
-    std::fs::write(&file, "one\ntwo\nthree\n").expect("write");
-    let caller = caller();
-    let settings = CodeExecutionSettings {
-        max_tool_calls: usize::MAX,
-        ..CodeExecutionSettings::default()
-    };
-    let mut group = c.benchmark_group("execute_code");
-    group.sample_size(20);
+    // `read_file` as the script itself times it: the script makes `iters` calls and
+    // prints the time they took by `time.perf_counter_ns()`, so interpreter start-up and
+    // module import are outside the figure (minus `read_file_direct`: the channel's
+    // overhead).
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5));
     group.bench_function("read_file_timed_in_script", |b| {
         b.iter_custom(|iters| {
-            let code = format!(
+            let r = run(&format!(
                 "import time\nfrom toolhost_tools import read_file\nread_file({path:?})\n\
                  t = time.perf_counter_ns()\nfor _ in range({iters}):\n    read_file({path:?})\n\
-                 print(time.perf_counter_ns() - t)\n",
-                path = file.display().to_string()
-            );
-            let script = Script {
-                code: &code,
-                cwd: dir.path().to_path_buf(),
-                tools: BTreeSet::from(["read_file".to_string()]),
-            };
-            let r = execute(
-                &script,
-                &settings,
-                Arc::clone(&caller),
-                &ToolContext::for_task("b"),
-            );
+                 print(time.perf_counter_ns() - t)\n"
+            ));
             let nanos: u64 = r["output"]
                 .as_str()
                 .and_then(|o| o.trim().parse().ok())
@@ -197,5 +175,5 @@ fn timed_in_script(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, rpc_roundtrip, scripts, timed_in_script);
+criterion_group!(benches, rpc_roundtrip, scripts);
 criterion_main!(benches);
