@@ -3,8 +3,6 @@
 //! DOM, iframes, hidden content, forms, lists and 1,000 elements; the fallback where it
 //! declines; refs that click; and a page that tries to forge either.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -12,7 +10,7 @@ use serde_json::{Value, json};
 use crate::error::BrowserError;
 use crate::registry::Registry;
 use crate::snapshot::RefTarget;
-use crate::tests::{TASK, settings};
+use crate::tests::{TASK, serve_pages, settings};
 use crate::tools::outcome;
 use crate::{inspection, interaction, navigation, walker};
 
@@ -92,27 +90,10 @@ fn body(path: &str) -> Option<String> {
 }
 
 fn serve() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut buf = [0u8; 4096];
-            let n = stream.read(&mut buf).unwrap_or(0);
-            let request = String::from_utf8_lossy(&buf[..n]);
-            let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let (status, body) = match body(&path) {
-                Some(body) => ("200 OK", body),
-                None => ("404 Not Found", String::new()),
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    base
+    serve_pages("text/html; charset=utf-8", |path| match body(path) {
+        Some(body) => ("200 OK", body),
+        None => ("404 Not Found", String::new()),
+    })
 }
 
 fn go(registry: &Registry, base: &str, path: &str) -> Value {

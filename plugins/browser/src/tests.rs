@@ -53,6 +53,15 @@ fn page(path: &str) -> (&'static str, String) {
 
 /// Serve the pages above on 127.0.0.1; the base URL.
 pub(crate) fn serve() -> String {
+    serve_pages("text/html", page)
+}
+
+/// Serve `page(path)` (status line, body) as `content_type` on 127.0.0.1, one
+/// connection at a time; the base URL.
+pub(crate) fn serve_pages(
+    content_type: &'static str,
+    page: fn(&str) -> (&'static str, String),
+) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || {
@@ -65,7 +74,7 @@ pub(crate) fn serve() -> String {
             let (status, body) = page(&path);
             let _ = write!(
                 stream,
-                "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
         }
