@@ -9,14 +9,19 @@
 //! the path as written *and* on the canonical target, so a symlink named `notes.txt`
 //! that points at `.env` is secret too.
 //!
+//! The patterns are checked when the tools are built (an invalid one fails the build)
+//! but compiled into matchers only at the first check: compiling the default list's
+//! glob sets costs about a millisecond of regex building, which every `toolhost`
+//! start would otherwise pay for tools it may never call (BENCHMARKS.md, cold start).
+//!
 //! Spilled copies — tool results too large for the model's context, saved under
 //! `<home>/results` — hold raw tool output (a terminal's `cat .env`); reading or
 //! searching them applies the full redaction terminal output gets.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::RegisterError;
 use crate::files::{FileSystem, canonical_local};
@@ -40,13 +45,23 @@ impl Scope {
     }
 }
 
-/// The compiled secret-file policy: patterns matching the file name, the whole path
-/// (those with a `/`), or the path relative to the user's home (`~/…`), each kind one
-/// [`GlobSet`]; the last matching pattern decides.
+/// The secret-file policy: patterns matching the file name, the whole path (those with
+/// a `/`), or the path relative to the user's home (`~/…`), each kind one [`GlobSet`]
+/// compiled at the first check; the last matching pattern decides.
 #[derive(Debug)]
 pub struct SecretFiles {
     /// For each configured pattern, in order: `false` for `!pattern` (an exception).
     secret: Vec<bool>,
+    /// The checked patterns, not yet compiled into sets.
+    pending: [ScopeBuilder; 3],
+    /// The sets, once compiled; `Err` when a set failed to compile (every path is then
+    /// secret: the policy fails closed).
+    compiled: OnceLock<Result<Compiled, PatternError>>,
+}
+
+/// The three compiled scopes.
+#[derive(Debug)]
+struct Compiled {
     by_name: Scope,
     by_path: Scope,
     in_home: Scope,
@@ -62,39 +77,36 @@ pub struct PatternError {
     pub reason: String,
 }
 
-/// A [`Scope`] being built.
+/// The patterns of one [`Scope`], checked, in configured order.
+#[derive(Debug, Default)]
 struct ScopeBuilder {
-    set: GlobSetBuilder,
+    globs: Vec<Glob>,
     order: Vec<usize>,
 }
 
 impl ScopeBuilder {
-    fn new() -> Self {
-        ScopeBuilder {
-            set: GlobSetBuilder::new(),
-            order: Vec::new(),
+    fn build(&self) -> Result<Scope, PatternError> {
+        let mut set = GlobSetBuilder::new();
+        for glob in &self.globs {
+            set.add(glob.clone());
         }
-    }
-
-    fn build(self) -> Result<Scope, PatternError> {
-        let set = self.set.build().map_err(|err| PatternError {
+        let set = set.build().map_err(|err| PatternError {
             pattern: err.glob().unwrap_or_default().to_string(),
             reason: err.to_string(),
         })?;
         Ok(Scope {
             set,
-            order: self.order,
+            order: self.order.clone(),
         })
     }
 }
 
 impl SecretFiles {
-    /// Compile `patterns` (see [`crate::settings::FileToolSettings::secret_files`]).
+    /// Check `patterns` (see [`crate::settings::FileToolSettings::secret_files`]); they
+    /// are compiled at the first [`SecretFiles::matches`].
     pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
         let mut secret = Vec::with_capacity(patterns.len());
-        let mut by_name = ScopeBuilder::new();
-        let mut by_path = ScopeBuilder::new();
-        let mut in_home = ScopeBuilder::new();
+        let [mut by_name, mut by_path, mut in_home] = <[ScopeBuilder; 3]>::default();
         for raw in patterns {
             let (is_secret, pattern) = match raw.trim().strip_prefix('!') {
                 Some(rest) => (false, rest.trim()),
@@ -122,28 +134,45 @@ impl SecretFiles {
             } else {
                 &mut by_name
             };
-            scope.set.add(glob);
+            scope.globs.push(glob);
             scope.order.push(secret.len());
             secret.push(is_secret);
         }
         Ok(SecretFiles {
             secret,
-            by_name: by_name.build()?,
-            by_path: by_path.build()?,
-            in_home: in_home.build()?,
+            pending: [by_name, by_path, in_home],
+            compiled: OnceLock::new(),
         })
     }
 
+    /// The compiled scopes (compiled by the first caller).
+    fn compiled(&self) -> Result<&Compiled, &PatternError> {
+        self.compiled
+            .get_or_init(|| {
+                let [by_name, by_path, in_home] = &self.pending;
+                Ok(Compiled {
+                    by_name: by_name.build()?,
+                    by_path: by_path.build()?,
+                    in_home: in_home.build()?,
+                })
+            })
+            .as_ref()
+    }
+
     /// True when `path` (absolute) is secret by the patterns alone; `home` expands `~/`.
+    /// If the patterns could not be compiled, every path is secret.
     pub fn matches(&self, path: &Path, home: Option<&Path>) -> bool {
+        let Ok(sets) = self.compiled() else {
+            return true;
+        };
         let mut hits = Vec::new();
         let name = path
             .file_name()
-            .and_then(|n| self.by_name.last_match(&Candidate::new(n), &mut hits));
-        let whole = self.by_path.last_match(&Candidate::new(path), &mut hits);
+            .and_then(|n| sets.by_name.last_match(&Candidate::new(n), &mut hits));
+        let whole = sets.by_path.last_match(&Candidate::new(path), &mut hits);
         let relative = home
             .and_then(|h| path.strip_prefix(h).ok())
-            .and_then(|rel| self.in_home.last_match(&Candidate::new(rel), &mut hits));
+            .and_then(|rel| sets.in_home.last_match(&Candidate::new(rel), &mut hits));
         [name, whole, relative]
             .into_iter()
             .flatten()
@@ -292,6 +321,17 @@ mod tests {
     fn invalid_pattern_is_an_error_naming_it() {
         let err = SecretFiles::new(&["a[".into()]).unwrap_err();
         assert!(err.to_string().contains("a["), "{err}");
+    }
+
+    #[test]
+    fn a_policy_whose_sets_failed_to_compile_treats_every_path_as_secret() {
+        let policy = SecretFiles::new(&["*.key".into()]).unwrap();
+        let failed = PatternError {
+            pattern: "*.key".into(),
+            reason: "compiled regex exceeds size limit".into(),
+        };
+        policy.compiled.set(Err(failed)).unwrap();
+        assert!(policy.matches(Path::new("/w/readme.md"), None));
     }
 
     #[cfg(unix)]
