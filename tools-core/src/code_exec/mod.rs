@@ -21,6 +21,7 @@
 //! answers with an error instead of bypassing the pipeline.
 
 pub mod approval;
+pub mod colocate;
 pub mod dispatch;
 mod outcome;
 pub mod relay;

@@ -2,7 +2,9 @@
 //! JSON requests `{"tool","args","token"}` on a Unix socket in a private temporary
 //! directory, one result line each, answered by the run's [`Dispatcher`] (token,
 //! allowlist, call limit). Every accepted connection is served on its own thread (a
-//! script's subprocesses may import the module too); the call limit is shared.
+//! script's subprocesses may import the module too); the call limit is shared. With a
+//! [`Colocation`], each serving thread waits for and answers requests on the run's CPU
+//! and runs the tools with its full mask (`colocate.rs` says why).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -11,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use super::colocate::Colocation;
 use super::dispatch::Dispatcher;
 pub use super::dispatch::RpcConfig;
 
@@ -18,6 +21,7 @@ struct Shared {
     dispatcher: Dispatcher,
     stop: AtomicBool,
     streams: Mutex<Vec<UnixStream>>,
+    colocation: Option<Colocation>,
 }
 
 /// A running server; [`RpcServer::stop`] ends it.
@@ -30,10 +34,21 @@ pub struct RpcServer {
 impl RpcServer {
     /// Serve `listener` (bound at `path`) until stopped.
     pub fn start(listener: UnixListener, path: PathBuf, config: RpcConfig) -> Self {
+        Self::start_colocated(listener, path, config, None)
+    }
+
+    /// [`RpcServer::start`], serving requests on `colocation`'s CPU when given.
+    pub fn start_colocated(
+        listener: UnixListener,
+        path: PathBuf,
+        config: RpcConfig,
+        colocation: Option<Colocation>,
+    ) -> Self {
         let shared = Arc::new(Shared {
             dispatcher: Dispatcher::new(config),
             stop: AtomicBool::new(false),
             streams: Mutex::new(Vec::new()),
+            colocation,
         });
         let for_thread = Arc::clone(&shared);
         let acceptor = std::thread::Builder::new()
@@ -100,6 +115,8 @@ fn serve(stream: UnixStream, shared: &Shared) {
     };
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
+    let colocation = shared.colocation.as_ref();
+    colocation.inspect(|c| c.pin());
     loop {
         line.clear();
         match reader.read_line(&mut line) {
@@ -109,8 +126,10 @@ fn serve(stream: UnixStream, shared: &Shared) {
         if line.trim().is_empty() {
             continue;
         }
+        colocation.inspect(|c| c.unpin());
         let mut out = shared.dispatcher.answer(line.trim());
         out.push('\n');
+        colocation.inspect(|c| c.pin());
         if writer.write_all(out.as_bytes()).is_err() {
             return;
         }

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::ToolCaller;
-use super::outcome::{Ending, build_result, capture, error_result};
+use super::colocate::Colocation;
+use super::outcome::{Captured, Ending, build_result, capture, error_result};
 use super::rpc::{RpcConfig, RpcServer};
 use super::settings::CodeExecutionSettings;
 use super::stubs;
@@ -96,36 +97,20 @@ pub fn execute(
     ctx: &ToolContext,
 ) -> Value {
     let started = Instant::now();
-    let dir = match tempfile::Builder::new().prefix("toolhost-exec-").tempdir() {
-        Ok(d) => d,
-        Err(err) => {
-            return error_result(
-                format!("cannot create a temporary directory: {err}"),
-                0,
-                started,
-            );
-        }
+    let run = match RunDir::create(script) {
+        Ok(run) => run,
+        Err(why) => return error_result(why, 0, started),
     };
-    let tools: Vec<String> = script.tools.iter().cloned().collect();
-    let module = dir.path().join("toolhost_tools.py");
-    let main = dir.path().join("script.py");
-    let socket = dir.path().join("rpc.sock");
-    let written = std::fs::write(
-        &module,
-        stubs::module_source(&tools, stubs::Transport::Socket),
-    )
-    .and_then(|()| std::fs::write(&main, script.code));
-    if let Err(err) = written {
-        return error_result(format!("cannot write the script: {err}"), 0, started);
-    }
-    let listener = match UnixListener::bind(&socket) {
+    let listener = match UnixListener::bind(&run.socket) {
         Ok(l) => l,
         Err(err) => return error_result(format!("cannot open the tool socket: {err}"), 0, started),
     };
     let token = new_token();
-    let server = RpcServer::start(
+    let colocation = Colocation::choose();
+    let cpu = colocation.as_ref().map(Colocation::cpu);
+    let server = RpcServer::start_colocated(
         listener,
-        socket.clone(),
+        run.socket.clone(),
         RpcConfig {
             token: token.clone(),
             allowed: script.tools.clone(),
@@ -133,23 +118,9 @@ pub fn execute(
             caller,
             ctx: ctx.clone(),
         },
+        colocation,
     );
-    let spawned = Command::new(&settings.python)
-        .arg(&main)
-        .current_dir(&script.cwd)
-        .env_clear()
-        .envs(scrubbed_env())
-        .env("TOOLHOST_RPC_SOCKET", &socket)
-        .env("TOOLHOST_RPC_TOKEN", &token)
-        .env("PYTHONPATH", prepend_path(dir.path()))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONUNBUFFERED", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
-    let mut child = match spawned {
+    let child = match interpreter(settings, script, &run, &token, cpu).spawn() {
         Ok(c) => c,
         Err(err) => {
             let calls = server.stop();
@@ -164,6 +135,92 @@ pub fn execute(
             return error_result(why, calls, started);
         }
     };
+    let finished = wait_for(child, settings, ctx, started);
+    let calls = server.stop();
+    build_result(
+        finished.ending,
+        finished.exit_code,
+        &finished.out,
+        &finished.err,
+        calls,
+        started,
+        settings.timeout,
+    )
+}
+
+/// One run's private directory: the script, the generated module, the socket.
+struct RunDir {
+    dir: tempfile::TempDir,
+    main: PathBuf,
+    socket: PathBuf,
+}
+
+impl RunDir {
+    fn create(script: &Script<'_>) -> Result<Self, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("toolhost-exec-")
+            .tempdir()
+            .map_err(|err| format!("cannot create a temporary directory: {err}"))?;
+        let tools: Vec<String> = script.tools.iter().cloned().collect();
+        let module = dir.path().join("toolhost_tools.py");
+        let main = dir.path().join("script.py");
+        let socket = dir.path().join("rpc.sock");
+        std::fs::write(
+            &module,
+            stubs::module_source(&tools, stubs::Transport::Socket),
+        )
+        .and_then(|()| std::fs::write(&main, script.code))
+        .map_err(|err| format!("cannot write the script: {err}"))?;
+        Ok(RunDir { dir, main, socket })
+    }
+}
+
+/// The interpreter's command: its own process group, a scrubbed environment, the
+/// channel's socket and token, and the CPU calls are served on (`colocate.rs`).
+fn interpreter(
+    settings: &CodeExecutionSettings,
+    script: &Script<'_>,
+    run: &RunDir,
+    token: &str,
+    cpu: Option<usize>,
+) -> Command {
+    let mut command = Command::new(&settings.python);
+    command
+        .arg(&run.main)
+        .current_dir(&script.cwd)
+        .env_clear()
+        .envs(scrubbed_env())
+        .env("TOOLHOST_RPC_SOCKET", &run.socket)
+        .env("TOOLHOST_RPC_TOKEN", token)
+        .env("PYTHONPATH", prepend_path(run.dir.path()))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(cpu) = cpu {
+        command.env("TOOLHOST_RPC_CPU", cpu.to_string());
+    }
+    command
+}
+
+/// How a script ended, and what it printed.
+struct Finished {
+    ending: Ending,
+    exit_code: i32,
+    out: Captured,
+    err: Captured,
+}
+
+/// Wait for `child` to exit, be killed at the time limit, or be cancelled; collect its
+/// capped output.
+fn wait_for(
+    mut child: std::process::Child,
+    settings: &CodeExecutionSettings,
+    ctx: &ToolContext,
+    started: Instant,
+) -> Finished {
     let pid = child.id();
     let (out_cap, err_cap) = (settings.max_stdout_bytes, settings.max_stderr_bytes);
     let stdout = child
@@ -204,18 +261,12 @@ pub fn execute(
         _ => rx.recv_timeout(Duration::from_secs(5)).unwrap_or(-1),
     };
     let _ = waiter.join();
-    let calls = server.stop();
-    let out = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    build_result(
+    Finished {
         ending,
         exit_code,
-        &out,
-        &err,
-        calls,
-        started,
-        settings.timeout,
-    )
+        out: stdout.and_then(|h| h.join().ok()).unwrap_or_default(),
+        err: stderr.and_then(|h| h.join().ok()).unwrap_or_default(),
+    }
 }
 
 fn prepend_path(dir: &Path) -> String {

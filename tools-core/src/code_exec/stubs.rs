@@ -104,9 +104,39 @@ def retry(fn, max_attempts=3, delay=2):
 
 "#;
 
-/// `_call` over the Unix socket.
+/// `_call` over the Unix socket. With `TOOLHOST_RPC_CPU` set, the calling thread holds
+/// that CPU from sending a request to reading its answer (the host serves it there:
+/// `colocate.rs`), and has its own mask back in between.
 const SOCKET_CALL: &str = r#"
 _sock = None
+_ONE_CPU = _OWN_CPUS = None
+if "TOOLHOST_RPC_CPU" in os.environ and hasattr(os, "sched_setaffinity"):
+    try:
+        _ONE_CPU = {int(os.environ["TOOLHOST_RPC_CPU"])}
+        if not _ONE_CPU < os.sched_getaffinity(0):
+            _ONE_CPU = None
+    except (OSError, ValueError):
+        _ONE_CPU = None
+
+
+def _hold_cpu():
+    global _OWN_CPUS
+    if _ONE_CPU is not None:
+        try:
+            _OWN_CPUS = os.sched_getaffinity(0)
+            if _ONE_CPU < _OWN_CPUS:
+                os.sched_setaffinity(0, _ONE_CPU)
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _release_cpu():
+    try:
+        os.sched_setaffinity(0, _OWN_CPUS)
+    except OSError:
+        pass
 
 
 def _connect():
@@ -122,13 +152,18 @@ def _call(tool, args):
     request = json.dumps({"tool": tool, "args": args, "token": os.environ.get("TOOLHOST_RPC_TOKEN", "")}) + "\n"
     with _lock:
         conn = _connect()
-        conn.sendall(request.encode())
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                raise RuntimeError("toolhost closed the tool channel")
-            buf += chunk
+        held = _hold_cpu()
+        try:
+            conn.sendall(request.encode())
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    raise RuntimeError("toolhost closed the tool channel")
+                buf += chunk
+        finally:
+            if held:
+                _release_cpu()
     return _decode(buf.decode())
 
 "#;

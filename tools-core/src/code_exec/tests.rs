@@ -32,12 +32,35 @@ fn caller() -> Arc<dyn ToolCaller> {
             .unwrap(),
     );
     registry.register(
+        ToolEntry::builder("cpus", "test")
+            .sync_handler(|args, _| {
+                // With a `pid`: the CPUs that process's main thread holds right now.
+                let script = args["pid"].as_u64().map(|pid| {
+                    std::fs::read_to_string(format!("/proc/{pid}/status"))
+                        .unwrap()
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                        .unwrap()
+                        .trim()
+                        .to_string()
+                });
+                Ok(json!({"cpus": allowed_cpus(), "script": script}))
+            })
+            .build()
+            .unwrap(),
+    );
+    registry.register(
         ToolEntry::builder("multiline", "test")
             .sync_handler(|_, _| Ok(json!({"text": "a\nb"})))
             .build()
             .unwrap(),
     );
     Arc::new(RegistryCaller(registry))
+}
+
+/// How many CPUs the calling thread may run on.
+fn allowed_cpus() -> u32 {
+    rustix::thread::sched_getaffinity(None).map_or(0, |set| set.count())
 }
 
 /// execute_code runs python3 scripts: these tests need it (CI installs it) and fail
@@ -81,6 +104,52 @@ fn a_script_calls_tools_and_only_stdout_returns() {
     assert_eq!(r["output"], "1\n['a', 'b']\n");
     assert_eq!(r["tool_calls_made"], 2);
     assert_eq!(r["exit_code"], 0);
+}
+
+#[test]
+fn tools_and_what_the_script_starts_between_calls_keep_every_cpu() {
+    require_python();
+    // Calls are served with the script and the serving thread on one CPU
+    // (colocate.rs); the tool itself, the script between calls and its subprocesses
+    // must still see the whole mask.
+    let expected = std::thread::spawn(allowed_cpus).join().unwrap();
+    let r = run_with(
+        "import os, subprocess, sys\nfrom toolhost_tools import cpus\n\
+         before = len(os.sched_getaffinity(0))\n\
+         during = cpus()['cpus']\n\
+         after = len(os.sched_getaffinity(0))\n\
+         child = subprocess.run([sys.executable, '-c', 'import os; print(len(os.sched_getaffinity(0)))'], capture_output=True, text=True).stdout.strip()\n\
+         print(before, during, after, child)\n",
+        &CodeExecutionSettings::default(),
+        &["cpus"],
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(
+        r["output"].as_str().unwrap().trim(),
+        format!("{expected} {expected} {expected} {expected}"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_script_holds_one_cpu_while_its_call_is_served() {
+    require_python();
+    let expected = std::thread::spawn(allowed_cpus).join().unwrap();
+    let r = run_with(
+        "import os\nfrom toolhost_tools import cpus\nprint(cpus(pid=os.getpid())['script'])\n",
+        &CodeExecutionSettings::default(),
+        &["cpus"],
+    );
+    assert_eq!(r["status"], "success", "{r}");
+    let held = r["output"].as_str().unwrap().trim().to_string();
+    if expected > 1 {
+        assert!(
+            held.parse::<usize>().is_ok(),
+            "one CPU expected, got {held:?}"
+        );
+    } else {
+        assert!(!held.is_empty(), "{r}");
+    }
 }
 
 #[test]
