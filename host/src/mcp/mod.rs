@@ -37,7 +37,7 @@ pub mod stdout_tap;
 pub mod task_support;
 pub mod upstream;
 
-pub use config::McpServerConfig;
+pub use config::McpServerSettings;
 pub use discovery::{DiscoveryOptions, McpScope, discover, discover_async};
 pub use error::McpError;
 pub use manager::McpManager;

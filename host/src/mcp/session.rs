@@ -21,7 +21,7 @@ use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
 use super::client_handler::{McpClientHandler, ToolsChanged};
-use super::config::{ResolvedServer, TransportConfig};
+use super::config::{ResolvedServer, TransportOptions};
 use super::error::McpError;
 use super::process::{self, SHUTDOWN_STEP, StdioProcess};
 use super::stderr_ring::StderrRing;
@@ -95,7 +95,7 @@ impl Session {
         let handler = McpClientHandler::new(&server.name, tools_changed);
         let tap = Arc::new(TaskSupportTap::new());
         match &server.transport {
-            TransportConfig::Stdio {
+            TransportOptions::Stdio {
                 command,
                 args,
                 env,
@@ -131,7 +131,7 @@ impl Session {
                     }
                 }
             }
-            TransportConfig::Http { url, headers } => {
+            TransportOptions::Http { url, headers } => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(http_headers(&server.name, headers)?);
                 let transport = StreamableHttpClientTransport::with_client(

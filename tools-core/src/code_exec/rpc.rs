@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::dispatch::Dispatcher;
-pub use super::dispatch::RpcConfig;
+pub use super::dispatch::RpcOptions;
 
 struct Shared {
     dispatcher: Dispatcher,
@@ -29,9 +29,9 @@ pub struct RpcServer {
 
 impl RpcServer {
     /// Serve `listener` (bound at `path`) until stopped.
-    pub fn start(listener: UnixListener, path: PathBuf, config: RpcConfig) -> Self {
+    pub fn start(listener: UnixListener, path: PathBuf, options: RpcOptions) -> Self {
         let shared = Arc::new(Shared {
-            dispatcher: Dispatcher::new(config),
+            dispatcher: Dispatcher::new(options),
             stop: AtomicBool::new(false),
             streams: Mutex::new(Vec::new()),
         });
