@@ -49,4 +49,6 @@ pub type ToolCallerSlot = crate::host_slot::HostSlot<dyn ToolCaller>;
 #[cfg(test)]
 mod remote_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
