@@ -18,7 +18,7 @@ use tools_core::skills::SkillsSettings;
 
 use crate::agent::{AgentSettings, DelegationSettings, ModelSettings};
 use crate::dispatch::DispatchSettings;
-use crate::mcp::McpServerConfig;
+use crate::mcp::McpServerSettings;
 use crate::plugins::PluginsSettings;
 use crate::toolsets::ToolsetsSettings;
 
@@ -36,7 +36,7 @@ pub struct Config {
     /// `[dispatch]` — batch concurrency, deadlines, result limits.
     pub dispatch: DispatchSettings,
     /// `[mcp_servers.NAME]` — external MCP servers whose tools are registered.
-    pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+    pub mcp_servers: std::collections::BTreeMap<String, McpServerSettings>,
     /// `[plugins]` — native plugin discovery, enable/disable, limits, settings.
     pub plugins: PluginsSettings,
     /// `[memory]` — the memory tool's character budgets.

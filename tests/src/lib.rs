@@ -2,8 +2,9 @@
 //! plugin libraries (building them on first use), running the CLI in an isolated home,
 //! and failing loudly when a test's outside service is missing.
 
-pub mod ci_services;
 pub mod plugin_fixtures;
+
+pub use toolhost_environments::ci_services;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tools_core::code_exec::rpc::{RpcConfig, RpcServer};
+use tools_core::code_exec::rpc::{RpcOptions, RpcServer};
 use tools_core::code_exec::run::{Script, execute};
 use tools_core::code_exec::{CodeExecutionSettings, ToolCaller};
 use tools_core::{Home, Registry, ToolContext};
@@ -70,7 +70,7 @@ fn rpc_roundtrip(c: &mut Criterion) {
     let server = RpcServer::start(
         listener,
         path.clone(),
-        RpcConfig {
+        RpcOptions {
             token: "t".into(),
             allowed: BTreeSet::from(["noop".to_string()]),
             max_calls: usize::MAX,

@@ -7,39 +7,22 @@
 //! shell per command (`terminal.persistent_shell = false`, the path before it).
 //!
 //! Backends without their service (bwrap, `.ci/setup-terminal.sh`'s podman socket and
-//! sshd, read from `/tmp/toolhost-ci/env`) are skipped with a note.
+//! sshd, found by `toolhost_environments::ci_services`: the environment, else
+//! `/tmp/toolhost-ci/env`) are skipped with a note.
 //!
 //! Run: `cargo bench -p tools-core --bench terminal_roundtrip`
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tools_core::environments::{BackendKind, TerminalSettings};
+use tools_core::environments::settings::DockerSettings;
+use tools_core::environments::{BackendKind, TerminalSettings, ci_services};
 use tools_core::settings::CoreSettings;
 use tools_core::{CoreServices, Home, Registry, ToolContext};
 
-fn ci_env() -> HashMap<String, String> {
-    let mut vars: HashMap<String, String> = std::fs::read_to_string(
-        std::env::var("TOOLHOST_CI_ENV").unwrap_or_else(|_| "/tmp/toolhost-ci/env".into()),
-    )
-    .unwrap_or_default()
-    .lines()
-    .filter_map(|l| l.trim().strip_prefix("export "))
-    .filter_map(|kv| kv.split_once('='))
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    for (k, v) in std::env::vars() {
-        if k.starts_with("TOOLHOST_TEST_") {
-            vars.insert(k, v);
-        }
-    }
-    vars
-}
-
-fn settings_for(kind: BackendKind, env: &HashMap<String, String>) -> Option<TerminalSettings> {
+fn settings_for(kind: BackendKind) -> Option<TerminalSettings> {
     let mut t = TerminalSettings {
         backend: kind,
         ..TerminalSettings::default()
@@ -51,17 +34,14 @@ fn settings_for(kind: BackendKind, env: &HashMap<String, String>) -> Option<Term
             t.sandbox.workdir = std::env::temp_dir().display().to_string();
         }
         BackendKind::Docker => {
-            t.docker.host = env.get("TOOLHOST_TEST_DOCKER_HOST")?.clone();
-            t.docker.image = env.get("TOOLHOST_TEST_DOCKER_IMAGE")?.clone();
-            t.docker.network = false;
+            t.docker = DockerSettings {
+                network: false,
+                ..ci_services::docker()?
+            };
             tools_core::environments::docker::availability(&t.docker).ok()?;
         }
         BackendKind::Ssh => {
-            t.ssh.host = env.get("TOOLHOST_TEST_SSH_HOST")?.clone();
-            t.ssh.port = env.get("TOOLHOST_TEST_SSH_PORT")?.parse().ok()?;
-            t.ssh.user = env.get("TOOLHOST_TEST_SSH_USER")?.clone();
-            t.ssh.key = env.get("TOOLHOST_TEST_SSH_KEY")?.clone();
-            t.ssh.known_hosts_file = env.get("TOOLHOST_TEST_SSH_KNOWN_HOSTS")?.clone();
+            t.ssh = ci_services::ssh()?;
         }
         _ => return None,
     }
@@ -69,7 +49,6 @@ fn settings_for(kind: BackendKind, env: &HashMap<String, String>) -> Option<Term
 }
 
 fn bench(c: &mut Criterion) {
-    let env = ci_env();
     let mut group = c.benchmark_group("terminal_echo_hi");
     group
         .sample_size(30)
@@ -82,7 +61,7 @@ fn bench(c: &mut Criterion) {
         (BackendKind::Docker, true),
         (BackendKind::Ssh, true),
     ] {
-        let Some(mut terminal) = settings_for(kind, &env) else {
+        let Some(mut terminal) = settings_for(kind) else {
             eprintln!("skipping {kind}: its service is not set up (.ci/setup-terminal.sh)");
             continue;
         };

@@ -46,7 +46,7 @@ pub const DEFAULT_BREAKER_COOLDOWN_SECS: f64 = 60.0;
 /// `[mcp_servers.NAME]` as written in `config.toml`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default)]
-pub struct McpServerConfig {
+pub struct McpServerSettings {
     /// stdio: the program to spawn.
     pub command: Option<String>,
     /// stdio: its arguments.
@@ -79,9 +79,9 @@ pub struct McpServerConfig {
     pub breaker_cooldown: f64,
 }
 
-impl Default for McpServerConfig {
+impl Default for McpServerSettings {
     fn default() -> Self {
-        McpServerConfig {
+        McpServerSettings {
             command: None,
             args: Vec::new(),
             env: BTreeMap::new(),
@@ -124,7 +124,7 @@ impl ToolFilter {
 
 /// How to reach a server, with placeholders filled in.
 #[derive(Clone, Debug, PartialEq)]
-pub enum TransportConfig {
+pub enum TransportOptions {
     /// Spawn a process and speak JSON-RPC over its stdin/stdout.
     Stdio {
         /// Program.
@@ -145,12 +145,12 @@ pub enum TransportConfig {
     },
 }
 
-impl TransportConfig {
+impl TransportOptions {
     /// `stdio` or `http`.
     pub fn kind(&self) -> &'static str {
         match self {
-            TransportConfig::Stdio { .. } => "stdio",
-            TransportConfig::Http { .. } => "http",
+            TransportOptions::Stdio { .. } => "stdio",
+            TransportOptions::Http { .. } => "http",
         }
     }
 }
@@ -161,7 +161,7 @@ pub struct ResolvedServer {
     /// The section name (`NAME` of `[mcp_servers.NAME]`).
     pub name: String,
     /// How to reach it.
-    pub transport: TransportConfig,
+    pub transport: TransportOptions,
     /// Per-call timeout.
     pub call_timeout: Duration,
     /// Connect timeout.
@@ -180,7 +180,7 @@ pub struct ResolvedServer {
 
 /// Why a server section cannot be used.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ServerConfigError {
+pub enum ServerSettingsError {
     /// Neither `command` nor `url`.
     #[error("mcp_servers.{server}: set `command` (stdio) or `url` (streamable HTTP)")]
     NoTransport {
@@ -225,13 +225,13 @@ pub enum ServerConfigError {
     },
 }
 
-impl McpServerConfig {
+impl McpServerSettings {
     /// Check the section and fill in `${VAR}` placeholders from `lookup`.
     pub fn resolve(
         &self,
         name: &str,
         lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<ResolvedServer, ServerConfigError> {
+    ) -> Result<ResolvedServer, ServerSettingsError> {
         let substitutions = std::cell::RefCell::new(Vec::<Substitution>::new());
         let in_http = std::cell::Cell::new(false);
         let recording = |variable: &str| {
@@ -261,7 +261,7 @@ impl McpServerConfig {
                 Some("http")
             }
             Some(_) => {
-                return Err(ServerConfigError::UnsupportedTransport {
+                return Err(ServerSettingsError::UnsupportedTransport {
                     server: name.to_string(),
                     transport: self.transport.clone().unwrap_or_default(),
                 });
@@ -269,17 +269,17 @@ impl McpServerConfig {
         };
         let transport = match (&self.command, &self.url, transport) {
             (Some(_), Some(_), _) => {
-                return Err(ServerConfigError::BothTransports {
+                return Err(ServerSettingsError::BothTransports {
                     server: name.to_string(),
                 });
             }
             (None, None, _) => {
-                return Err(ServerConfigError::NoTransport {
+                return Err(ServerSettingsError::NoTransport {
                     server: name.to_string(),
                 });
             }
             (Some(_), None, Some("http")) | (None, Some(_), Some("stdio")) => {
-                return Err(ServerConfigError::TransportMismatch {
+                return Err(ServerSettingsError::TransportMismatch {
                     server: name.to_string(),
                     transport: self.transport.clone().unwrap_or_default(),
                     needs: if transport == Some("http") {
@@ -289,7 +289,7 @@ impl McpServerConfig {
                     },
                 });
             }
-            (Some(command), None, _) => TransportConfig::Stdio {
+            (Some(command), None, _) => TransportOptions::Stdio {
                 command: fill(command),
                 args: self.args.iter().map(|a| fill(a)).collect(),
                 env: self.env.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
@@ -297,7 +297,7 @@ impl McpServerConfig {
             },
             (None, Some(url), _) => {
                 in_http.set(true);
-                TransportConfig::Http {
+                TransportOptions::Http {
                     url: fill(url),
                     headers: self
                         .headers
@@ -323,14 +323,14 @@ impl McpServerConfig {
 }
 
 /// The secret values of a resolved transport (see [`super::secrets`]).
-fn transport_secrets(substitutions: &[Substitution], transport: &TransportConfig) -> Vec<String> {
+fn transport_secrets(substitutions: &[Substitution], transport: &TransportOptions) -> Vec<String> {
     match transport {
-        TransportConfig::Stdio { env, .. } => {
+        TransportOptions::Stdio { env, .. } => {
             let env: Vec<(&str, &str)> =
                 env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             section_secrets(substitutions, None, &[], &env)
         }
-        TransportConfig::Http { url, headers } => {
+        TransportOptions::Http { url, headers } => {
             let headers: Vec<(&str, &str)> = headers
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -340,11 +340,11 @@ fn transport_secrets(substitutions: &[Substitution], transport: &TransportConfig
     }
 }
 
-fn seconds(server: &str, key: &'static str, value: f64) -> Result<Duration, ServerConfigError> {
+fn seconds(server: &str, key: &'static str, value: f64) -> Result<Duration, ServerSettingsError> {
     Duration::try_from_secs_f64(value)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| ServerConfigError::BadTimeout {
+        .ok_or_else(|| ServerSettingsError::BadTimeout {
             server: server.to_string(),
             key,
             value,
@@ -391,7 +391,7 @@ fn string_or_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Stri
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> McpServerConfig {
+    fn parse(text: &str) -> McpServerSettings {
         toml::from_str(text).unwrap()
     }
 
@@ -449,7 +449,7 @@ mod tests {
             let c = parse(&format!("command = \"x\"\nenabled = {text}"));
             assert_eq!(c.enabled, want, "{text}");
         }
-        assert!(toml::from_str::<McpServerConfig>("enabled = \"maybe\"").is_err());
+        assert!(toml::from_str::<McpServerSettings>("enabled = \"maybe\"").is_err());
     }
 
     #[test]
@@ -491,7 +491,7 @@ mod tests {
         .resolve("s", &lookup)
         .unwrap();
         match r.transport {
-            TransportConfig::Stdio {
+            TransportOptions::Stdio {
                 command,
                 args,
                 env,
@@ -511,7 +511,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             r.transport,
-            TransportConfig::Http {
+            TransportOptions::Http {
                 url: "http://h/${MISSING}".into(),
                 headers: [("Authorization".to_string(), "Bearer t0k".to_string())].into(),
             }

@@ -16,7 +16,7 @@ use tokio::runtime::Handle;
 use tools_core::Registry;
 
 use super::client::ServerClient;
-use super::config::McpServerConfig;
+use super::config::McpServerSettings;
 use super::interpolate::process_env;
 use super::listing_cache::ListingCache;
 use super::manager::McpManager;
@@ -101,7 +101,7 @@ impl DiscoveryOptions {
 /// Blocks until every server has connected or failed (each within its
 /// `connect_timeout`). Callable from any thread, inside a runtime or not.
 pub fn discover(
-    servers: &BTreeMap<String, McpServerConfig>,
+    servers: &BTreeMap<String, McpServerSettings>,
     registry: &Arc<Registry>,
     options: &DiscoveryOptions,
 ) -> McpManager {
@@ -116,7 +116,7 @@ pub fn discover(
 
 /// [`discover`] for async callers (does not block the caller's thread).
 pub async fn discover_async(
-    servers: &BTreeMap<String, McpServerConfig>,
+    servers: &BTreeMap<String, McpServerSettings>,
     registry: &Arc<Registry>,
     options: &DiscoveryOptions,
 ) -> McpManager {
@@ -140,15 +140,15 @@ pub async fn discover_async(
 
 /// Build clients for usable, enabled servers; statuses for the rest.
 fn prepare(
-    servers: &BTreeMap<String, McpServerConfig>,
+    servers: &BTreeMap<String, McpServerSettings>,
     registry: &Arc<Registry>,
     options: &DiscoveryOptions,
     runtime: &Handle,
 ) -> (Vec<Arc<ServerClient>>, Vec<ServerStatus>) {
     let mut clients = Vec::new();
     let mut inert = Vec::new();
-    for (name, config) in servers {
-        let resolved = match config.resolve(name, &process_env) {
+    for (name, settings) in servers {
+        let resolved = match settings.resolve(name, &process_env) {
             Ok(resolved) => resolved,
             Err(err) => {
                 tracing::warn!(server = %name, error = %err, "MCP server skipped");
@@ -163,7 +163,7 @@ fn prepare(
         };
         super::secrets::remember(&resolved.secrets);
         let transport = resolved.transport.kind();
-        if !config.enabled {
+        if !settings.enabled {
             inert.push(ServerStatus::inert(
                 name,
                 transport,
@@ -207,7 +207,7 @@ async fn connect_all(clients: Vec<Arc<ServerClient>>, use_cache: bool) {
 }
 
 fn inert_manager(
-    servers: &BTreeMap<String, McpServerConfig>,
+    servers: &BTreeMap<String, McpServerSettings>,
     state: ServerState,
     error: Option<String>,
 ) -> McpManager {

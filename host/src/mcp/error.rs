@@ -9,7 +9,7 @@ use std::time::Duration;
 pub enum McpError {
     /// The server's section is unusable.
     #[error(transparent)]
-    Config(#[from] super::config::ServerConfigError),
+    Settings(#[from] super::config::ServerSettingsError),
     /// The stdio server could not be started.
     #[error("MCP server '{server}': cannot start {command:?}{}: {source}", cwd_note(.cwd))]
     Spawn {

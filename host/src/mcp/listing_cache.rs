@@ -108,12 +108,13 @@ fn now_secs() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::McpServerConfig;
+    use crate::mcp::McpServerSettings;
     use rmcp::model::Tool;
 
     fn server(command: &str) -> ResolvedServer {
-        let config: McpServerConfig = toml::from_str(&format!("command = {command:?}")).unwrap();
-        config.resolve("s", &|_| None).unwrap()
+        let settings: McpServerSettings =
+            toml::from_str(&format!("command = {command:?}")).unwrap();
+        settings.resolve("s", &|_| None).unwrap()
     }
 
     fn tool(name: &str) -> Tool {

@@ -1,5 +1,6 @@
 //! MCP both ways, with rmcp kept behind this module (its major version moves fast: a
-//! bump should touch only `session.rs`, `client_handler.rs` and `server/`).
+//! bump should touch only `session.rs`, `rmcp_errors.rs`, `client_handler.rs` and
+//! `server/`).
 //!
 //! - Client: `[mcp_servers.NAME]` sections ([`config`]) are connected concurrently at
 //!   startup ([`discovery`]); each server's tools are registered as
@@ -28,6 +29,7 @@ pub mod process;
 pub mod progress_relay;
 pub mod registration;
 pub mod results;
+pub mod rmcp_errors;
 pub mod secrets;
 pub mod server;
 pub mod session;
@@ -37,7 +39,7 @@ pub mod stdout_tap;
 pub mod task_support;
 pub mod upstream;
 
-pub use config::McpServerConfig;
+pub use config::McpServerSettings;
 pub use discovery::{DiscoveryOptions, McpScope, discover, discover_async};
 pub use error::McpError;
 pub use manager::McpManager;

@@ -21,9 +21,10 @@ use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
 use super::client_handler::{McpClientHandler, ToolsChanged};
-use super::config::{ResolvedServer, TransportConfig};
+use super::config::{ResolvedServer, TransportOptions};
 use super::error::McpError;
 use super::process::{self, SHUTDOWN_STEP, StdioProcess};
+use super::rmcp_errors::{initialize_error, service_error};
 use super::stderr_ring::StderrRing;
 use super::stdout_tap::StdoutTap;
 use super::task_support::TaskSupportTap;
@@ -95,7 +96,7 @@ impl Session {
         let handler = McpClientHandler::new(&server.name, tools_changed);
         let tap = Arc::new(TaskSupportTap::new());
         match &server.transport {
-            TransportConfig::Stdio {
+            TransportOptions::Stdio {
                 command,
                 args,
                 env,
@@ -121,7 +122,7 @@ impl Session {
                         tap,
                     )),
                     Err(err) => {
-                        let message = with_process_context(err.to_string(), &process).await;
+                        let message = with_process_context(initialize_error(&err), &process).await;
                         process.shutdown(Duration::from_millis(200)).await;
                         Err(McpError::Protocol {
                             server: server.name.clone(),
@@ -131,7 +132,7 @@ impl Session {
                     }
                 }
             }
-            TransportConfig::Http { url, headers } => {
+            TransportOptions::Http { url, headers } => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(http_headers(&server.name, headers)?);
                 let transport = StreamableHttpClientTransport::with_client(
@@ -144,7 +145,7 @@ impl Session {
                     .map_err(|err| McpError::Protocol {
                         server: server.name.clone(),
                         stage: "initialize",
-                        message: format!("{err} (url {url})"),
+                        message: format!("{} (url {url})", initialize_error(&err)),
                     })?;
                 Ok(Session::new(&server.name, service, None, None, stderr, tap))
             }
@@ -226,7 +227,7 @@ impl Session {
             .map_err(|err| McpError::Protocol {
                 server: self.server.clone(),
                 stage: "tools/list",
-                message: err.to_string(),
+                message: service_error(&err),
             })?;
         Ok(ToolListing {
             tools,
@@ -305,7 +306,7 @@ fn classify(err: ServiceError, timeout: Duration) -> CallFailure {
         ServiceError::Timeout { .. } => CallFailure::Timeout(timeout),
         ServiceError::Cancelled { .. } => CallFailure::Cancelled,
         ServiceError::TransportClosed => CallFailure::TransportClosed("transport closed".into()),
-        other => CallFailure::TransportClosed(other.to_string()),
+        other => CallFailure::TransportClosed(service_error(&other)),
     }
 }
 
@@ -375,6 +376,41 @@ mod tests {
             let err = http_headers("s", &headers).unwrap_err().to_string();
             assert!(err.contains(want) && err.contains("'s'"), "{name}: {err}");
         }
+    }
+
+    #[test]
+    fn a_server_that_cannot_be_reached_is_reported_without_rmcp_type_names() {
+        // A port nothing listens on (bound, then released).
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let settings: super::super::config::McpServerSettings =
+            toml::from_str(&format!("url = \"http://127.0.0.1:{port}/mcp\"")).unwrap();
+        let server = settings.resolve("gone", &|_| None).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let err = runtime
+            .block_on(Session::connect(&server, StderrRing::new(), None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "MCP server 'gone': initialize failed: could not send initialize request: "
+            ),
+            "{err}"
+        );
+        assert!(
+            err.ends_with(&format!("(url http://127.0.0.1:{port}/mcp)")),
+            "{err}"
+        );
+        assert!(
+            !err.contains("rmcp::") && !err.contains("Transport ["),
+            "{err}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::mcp_common::*;
 use serde_json::{Value, json};
-use toolhost::mcp::{DiscoveryOptions, McpServerConfig, ServerState};
+use toolhost::mcp::{DiscoveryOptions, McpServerSettings, ServerState};
 use toolhost::{StartOptions, Toolhost};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json};
 use tools_core::{CallStatus, Parallelism, Registry, ToolContext, ToolEntry, ToolSource};
@@ -419,7 +419,7 @@ fn core_and_plugin_names_win_and_tools_join_their_toolset() {
             .build()
             .unwrap(),
     );
-    let servers: std::collections::BTreeMap<String, McpServerConfig> = toml::from_str(&format!(
+    let servers: std::collections::BTreeMap<String, McpServerSettings> = toml::from_str(&format!(
         "[time]\ncommand = {}\nsupports_parallel_tool_calls = true\n[everything]\ncommand = {}\n",
         toml_str(&time_server()),
         toml_str(&everything())

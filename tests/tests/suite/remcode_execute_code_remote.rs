@@ -18,7 +18,7 @@ const SSH: &str = "the test sshd (TOOLHOST_TEST_SSH_*, .ci/setup-terminal.sh)";
 const HARDLINE_PROBE: &str = "mkfs.ext4 /dev/sdzz9";
 
 fn docker_config(image: &str) -> Option<String> {
-    let (host, _) = ci_services::docker()?;
+    let host = ci_services::docker()?.host;
     Some(format!(
         "[terminal]\nbackend = \"docker\"\n\n[terminal.docker]\nhost = \"{host}\"\nimage = \"{image}\"\nmemory_mb = 512\nnetwork = false\n"
     ))
@@ -28,7 +28,7 @@ fn ssh_config() -> Option<String> {
     let ssh = ci_services::ssh()?;
     Some(format!(
         "[terminal]\nbackend = \"ssh\"\n\n[terminal.ssh]\nhost = \"{}\"\nport = {}\nuser = \"{}\"\nkey = \"{}\"\nknown_hosts_file = \"{}\"\n",
-        ssh.host, ssh.port, ssh.user, ssh.key, ssh.known_hosts
+        ssh.host, ssh.port, ssh.user, ssh.key, ssh.known_hosts_file
     ))
 }
 
@@ -93,7 +93,7 @@ fn over_ssh_the_whole_script_check_applies() {
 #[test]
 #[ignore = "needs podman (.ci/setup-terminal.sh)"]
 fn in_a_container_without_python3_the_tool_says_so() {
-    let (_, image) = require(ci_services::docker(), DOCKER);
+    let image = require(ci_services::docker(), DOCKER).image;
     let config = docker_config(&image).unwrap();
     let r = execute_code(&config, "print(1)\n");
     assert_eq!(r["status"], "error", "{r}");

@@ -11,6 +11,7 @@ use toolhost_tests::{ci_services, require, require_service};
 use tools_core::approval::{
     ApprovalEngine, ApprovalGate, ApprovalSettings, CommandCheck, GateDecision, Surfaces,
 };
+use tools_core::environments::settings::DockerSettings;
 use tools_core::environments::{BackendKind, TerminalSettings};
 use tools_core::settings::CoreSettings;
 use tools_core::{ConfigAllowlist, CoreServices, Home, Hooks, Registry, ToolContext};
@@ -360,18 +361,18 @@ const DOCKER: &str =
     "podman's Docker-compatible service (TOOLHOST_TEST_DOCKER_HOST, .ci/setup-terminal.sh)";
 
 fn docker_settings() -> Option<TerminalSettings> {
-    let (host, image) = ci_services::docker()?;
-    let mut t = TerminalSettings {
+    Some(TerminalSettings {
         backend: BackendKind::Docker,
+        // No bridge network: creating and tearing down podman's bridge and firewall
+        // rules while other jobs run on the machine is disruptive, and no test needs a
+        // network.
+        docker: DockerSettings {
+            memory_mb: 512,
+            network: false,
+            ..ci_services::docker()?
+        },
         ..TerminalSettings::default()
-    };
-    t.docker.host = host;
-    t.docker.image = image;
-    t.docker.memory_mb = 512;
-    // No bridge network: creating and tearing down podman's bridge and firewall rules
-    // while other jobs run on the machine is disruptive, and no test needs a network.
-    t.docker.network = false;
-    Some(t)
+    })
 }
 
 #[test]
@@ -423,17 +424,11 @@ fn docker_container_is_removed_on_cleanup() {
 }
 
 fn ssh_settings() -> Option<TerminalSettings> {
-    let ssh = ci_services::ssh()?;
-    let mut t = TerminalSettings {
+    Some(TerminalSettings {
         backend: BackendKind::Ssh,
+        ssh: ci_services::ssh()?,
         ..TerminalSettings::default()
-    };
-    t.ssh.host = ssh.host;
-    t.ssh.port = ssh.port;
-    t.ssh.user = ssh.user;
-    t.ssh.key = ssh.key;
-    t.ssh.known_hosts_file = ssh.known_hosts;
-    Some(t)
+    })
 }
 
 #[test]

@@ -18,6 +18,9 @@
 //!
 //! The command is judged knowing which files the task's earlier commands downloaded, and
 //! what a command that was allowed to run downloads is remembered (`downloads.rs`).
+//!
+//! Asking a human (step 8 and the human-only and strict cases) and what the answer does
+//! are in `engine_human.rs`; the texts of the refusals in [`messages`].
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,16 +30,19 @@ use super::detect::{command_lines, detect_in_task};
 use super::downloads::TaskDownloads;
 use super::gate::{ApprovalGate, CommandCheck, GateDecision};
 use super::glob;
-use super::prompt;
+use super::messages;
 use super::rules;
-use super::settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy};
+use super::settings::{ApprovalMode, ApprovalSettings};
 use super::smart::{SmartApprover, SmartVerdict};
 use super::strict::provably_read_only;
-use super::surface::{ApprovalRequest, Choice, Surfaces};
+use super::surface::{ApprovalRequest, Surfaces};
 use super::verdict::{Finding, Verdict};
 use crate::observer::{ApprovalEvent, ApprovalObserver};
 use crate::redact::redact;
 use crate::store::AllowlistStore;
+
+#[path = "engine_human.rs"]
+mod human;
 
 /// Where "always" approvals are stored in `config.toml`.
 pub const ALLOWLIST_KEYS: [&str; 2] = ["approvals", "command_allowlist"];
@@ -372,229 +378,6 @@ impl ApprovalEngine {
         );
         self.apply(check, &pending, &pending_description, choice)
     }
-
-    /// A command touching toolhost's own configuration, or any command strict mode cannot
-    /// prove read-only: a human decides this time (no session or permanent approval);
-    /// nobody to ask means denied.
-    fn ask_human_only(
-        &self,
-        check: &CommandCheck,
-        display: &str,
-        verdict: &Verdict,
-        strict: bool,
-    ) -> GateDecision {
-        let keys = verdict.rule_keys();
-        let description = verdict.combined_description();
-        let request = ApprovalRequest {
-            command: display.to_string(),
-            description: description.clone(),
-            rule_keys: keys.clone(),
-            session_key: check.session_key.clone(),
-            tool_call_id: check.tool_call_id.clone(),
-            allow_always: false,
-            smart_denied: false,
-        };
-        let timeout = Duration::from_secs(self.settings.timeout.max(1));
-        let Some((surface, choice)) = self.ask_human(&request, timeout) else {
-            self.fire(check, display, &description, &keys, "policy", None);
-            self.fire(
-                check,
-                display,
-                &description,
-                &keys,
-                "policy",
-                Some("human_only_deny"),
-            );
-            return GateDecision::Blocked {
-                message: if strict {
-                    messages::strict(&description)
-                } else {
-                    messages::human_only(&description)
-                },
-                hardline: false,
-            };
-        };
-        self.fire(
-            check,
-            display,
-            &description,
-            &keys,
-            surface,
-            Some(choice.as_str()),
-        );
-        match choice {
-            Choice::Once | Choice::Session | Choice::Always => GateDecision::Approved {
-                human: true,
-                note: Some(format!(
-                    "Command required approval ({description}) and was approved by the user for this run only."
-                )),
-            },
-            other => self.apply(check, &keys, &description, other),
-        }
-    }
-
-    /// Ask the callback or the terminal; `None` when nobody can be asked.
-    fn ask_human(
-        &self,
-        request: &ApprovalRequest,
-        timeout: Duration,
-    ) -> Option<(&'static str, Choice)> {
-        let fire_pre = |surface: &str| {
-            let event = ApprovalEvent {
-                command: &request.command,
-                description: &request.description,
-                rule_keys: &request.rule_keys,
-                session_key: &request.session_key,
-                surface,
-                tool_call_id: &request.tool_call_id,
-                choice: None,
-            };
-            self.hooks.pre_approval_request(&event);
-        };
-        if let Some(callback) = &self.surfaces.callback
-            && callback.available(request)
-        {
-            let surface = callback.surface();
-            fire_pre(surface);
-            let answer = crate::bridge::block_on(async {
-                tokio::time::timeout(timeout, callback.ask(request)).await
-            });
-            let choice = match answer {
-                Ok(Ok(choice)) => choice,
-                Ok(Err(_elapsed)) => Choice::Timeout,
-                Err(e) => {
-                    tracing::warn!(error = %e, "approval callback could not run; denying");
-                    Choice::Deny { reason: None }
-                }
-            };
-            return Some((surface, choice));
-        }
-        if self.surfaces.terminal && prompt::terminal_available() {
-            fire_pre("cli");
-            return prompt::ask(request, timeout).map(|c| ("cli", c));
-        }
-        None
-    }
-
-    fn no_human(
-        &self,
-        check: &CommandCheck,
-        display: &str,
-        request: &ApprovalRequest,
-    ) -> GateDecision {
-        let policy = if request.smart_denied {
-            NoHumanPolicy::Deny
-        } else {
-            self.settings.no_human
-        };
-        let choice = match policy {
-            NoHumanPolicy::Deny => "no_human_deny",
-            NoHumanPolicy::Approve => "no_human_approve",
-        };
-        self.fire(
-            check,
-            display,
-            &request.description,
-            &request.rule_keys,
-            "policy",
-            None,
-        );
-        self.fire(
-            check,
-            display,
-            &request.description,
-            &request.rule_keys,
-            "policy",
-            Some(choice),
-        );
-        match policy {
-            NoHumanPolicy::Deny => GateDecision::Blocked {
-                message: if request.smart_denied {
-                    messages::smart_denied(&request.description)
-                } else {
-                    messages::no_human(&request.description, &request.rule_keys)
-                },
-                hardline: false,
-            },
-            NoHumanPolicy::Approve => {
-                let shown = display;
-                tracing::warn!(
-                    command = shown,
-                    "dangerous command approved: no human surface and approvals.no_human = \"approve\""
-                );
-                GateDecision::Approved {
-                    human: false,
-                    note: Some(format!(
-                        "Command was flagged ({}) and ran without a human decision (approvals.no_human = \"approve\").",
-                        request.description
-                    )),
-                }
-            }
-        }
-    }
-
-    fn apply(
-        &self,
-        check: &CommandCheck,
-        keys: &[String],
-        description: &str,
-        choice: Choice,
-    ) -> GateDecision {
-        match choice {
-            Choice::Once => GateDecision::Approved {
-                human: true,
-                note: Some(format!(
-                    "Command required approval ({description}) and was approved by the user."
-                )),
-            },
-            Choice::Session => {
-                self.state()
-                    .sessions
-                    .entry(check.session_key.clone())
-                    .or_default()
-                    .extend(keys.iter().cloned());
-                GateDecision::Approved {
-                    human: true,
-                    note: Some(format!(
-                        "Command required approval ({description}) and was approved by the user for this session."
-                    )),
-                }
-            }
-            Choice::Always => {
-                let mut saved = Vec::new();
-                {
-                    let mut state = self.state();
-                    state.permanent.extend(keys.iter().cloned());
-                    state
-                        .sessions
-                        .entry(check.session_key.clone())
-                        .or_default()
-                        .extend(keys.iter().cloned());
-                }
-                for key in keys {
-                    if let Err(err) = self.store.add(key) {
-                        tracing::warn!(%err, key, "could not save the approval");
-                        saved.push(format!(" (not saved: {err})"));
-                    }
-                }
-                GateDecision::Approved {
-                    human: true,
-                    note: Some(format!(
-                        "Command required approval ({description}) and was approved by the user permanently{}.",
-                        saved.first().map(String::as_str).unwrap_or_default()
-                    )),
-                }
-            }
-            Choice::Deny { reason } => GateDecision::Blocked {
-                message: messages::denied(reason.as_deref()),
-                hardline: false,
-            },
-            Choice::Timeout => GateDecision::Blocked {
-                message: messages::timeout(self.settings.timeout),
-                hardline: false,
-            },
-        }
-    }
 }
 
 /// Whose downloads a command sees: its task's (one terminal, one working directory),
@@ -610,83 +393,5 @@ fn download_scope(check: &CommandCheck) -> &str {
 impl ApprovalGate for ApprovalEngine {
     fn check(&self, check: &CommandCheck) -> GateDecision {
         self.decide(check)
-    }
-}
-
-/// The messages the model reads.
-pub mod messages {
-    /// Hardline block.
-    pub fn hardline(description: &str) -> String {
-        format!(
-            "BLOCKED (hardline): {description}. This command is on the unconditional blocklist and cannot be \
-             executed via the agent — no approval mode, allowlist or user approval can let it run. If it is \
-             genuinely needed, the user must run it themselves outside the agent."
-        )
-    }
-
-    /// Deny rule block.
-    pub fn deny_rule(pattern: &str) -> String {
-        format!(
-            "BLOCKED: this command matches the user's deny rule '{pattern}' (approvals.deny in config.toml). \
-             It cannot be executed via the agent in any approval mode. Do not retry it or work around it."
-        )
-    }
-
-    /// The user said no.
-    pub fn denied(reason: Option<&str>) -> String {
-        let reason = reason
-            .map(|r| format!(" Reason given by the user: \"{r}\"."))
-            .unwrap_or_default();
-        format!(
-            "BLOCKED: User denied this command.{reason} The user has NOT consented to this action. Do NOT retry \
-             this command, do NOT rephrase it, and do NOT attempt the same outcome via a different command. \
-             Stop the current workflow and wait for the user to respond before taking any further destructive \
-             or irreversible action."
-        )
-    }
-
-    /// Nobody answered.
-    pub fn timeout(seconds: u64) -> String {
-        format!(
-            "BLOCKED: Command timed out after {seconds} s without a response from the user. Silence is not \
-             consent: the user has NOT approved this action. Do NOT retry or rephrase it; wait for the user."
-        )
-    }
-
-    /// Nobody can be asked.
-    pub fn no_human(description: &str, keys: &[String]) -> String {
-        format!(
-            "BLOCKED: Command flagged as dangerous ({description}) and no user is present to approve it \
-             (non-interactive session; approvals.no_human = \"deny\"). Do NOT retry or rephrase it. If it is \
-             really needed, ask the user to run it, or to allow rule(s) {} in approvals.command_allowlist.",
-            keys.join(", ")
-        )
-    }
-
-    /// A human-only rule fired and nobody can be asked.
-    pub fn human_only(description: &str) -> String {
-        format!(
-            "BLOCKED: {description}. Changing toolhost's own configuration, state or plugins \
-             needs a human's approval, and no user is present to give it. Do NOT retry or work \
-             around it; ask the user to make the change."
-        )
-    }
-
-    /// Strict mode: the command is not proven read-only and nobody can be asked.
-    pub fn strict(description: &str) -> String {
-        format!(
-            "BLOCKED (strict mode): {description}. Only commands the analyser can prove \
-             read-only run without a human's approval (approvals.mode = \"strict\"), and no \
-             user is present to approve this one. Do NOT retry or work around it; use \
-             read-only commands or ask the user."
-        )
-    }
-
-    /// The smart approver said no and nobody can override.
-    pub fn smart_denied(description: &str) -> String {
-        format!(
-            "BLOCKED: the approval model judged this command unsafe ({description}) and no user is present to \
-             override it. Do NOT retry or rephrase it."
-        )
     }
 }

@@ -69,6 +69,7 @@ mod expand;
 mod fastpath;
 mod gate;
 pub mod glob;
+pub mod messages;
 mod model;
 mod normalize;
 mod observer;
@@ -122,7 +123,7 @@ mod wrappers;
 
 pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser, detect_in_task};
 pub use downloads::Downloads;
-pub use engine::{ALLOWLIST_KEYS, ApprovalEngine, messages};
+pub use engine::{ALLOWLIST_KEYS, ApprovalEngine};
 pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use observer::{ApprovalEvent, ApprovalObserver, NoObserver};
 pub use prompt::{ask as ask_on_terminal, terminal_available};

@@ -24,6 +24,10 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub mod capture;
+// Test helper: where the CI services are (this crate's tests; other crates' through the
+// `test-support` feature).
+#[cfg(any(test, feature = "test-support"))]
+pub mod ci_services;
 #[cfg(target_os = "linux")]
 pub mod confine;
 #[cfg(test)]

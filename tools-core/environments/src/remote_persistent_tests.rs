@@ -5,41 +5,20 @@
 //! whose connection is lost is replaced without a wrong result, and the driver ends a
 //! command's leftovers (`setsid` included) before it reports the command's end.
 //!
-//! They need `.ci/setup-terminal.sh`'s services (podman's socket, the test sshd), read
-//! from the environment or from the file the script writes (`$TOOLHOST_CI_ENV`,
-//! default `/tmp/toolhost-ci/env`); run without them (`--include-ignored`), they fail
-//! saying what is missing.
+//! They need `.ci/setup-terminal.sh`'s services (podman's socket, the test sshd), found
+//! by `ci_services`; run without them (`--include-ignored`), they fail saying what is
+//! missing.
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::ci_services;
 use super::docker::DockerEnvironment;
 use super::persistent_tests::{self as checks, Task, eventually, marked, run, running, task, text};
 use super::remote_shell_tests::remote_like;
 use super::settings::{DockerSettings, SshSettings};
 use super::ssh::SshEnvironment;
 use super::{Environment, ExecRequest};
-
-/// A service variable: the environment first, then the setup script's file.
-fn ci_var(name: &str) -> Option<String> {
-    static FILE: OnceLock<HashMap<String, String>> = OnceLock::new();
-    let file = FILE.get_or_init(|| {
-        let path =
-            std::env::var("TOOLHOST_CI_ENV").unwrap_or_else(|_| "/tmp/toolhost-ci/env".into());
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| line.trim().strip_prefix("export "))
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.trim_matches(['"', '\'']).to_string()))
-            .collect()
-    });
-    std::env::var(name)
-        .ok()
-        .filter(|v| !v.is_empty())
-        .or_else(|| file.get(name).cloned())
-}
 
 /// The value of a service, or a failure naming what is missing.
 fn require<T>(service: Option<T>, what: &str) -> T {
@@ -53,14 +32,10 @@ fn require<T>(service: Option<T>, what: &str) -> T {
 }
 
 fn docker_settings() -> DockerSettings {
-    let found = ci_var("TOOLHOST_TEST_DOCKER_HOST").zip(ci_var("TOOLHOST_TEST_DOCKER_IMAGE"));
-    let (host, image) = require(found, "podman's Docker-compatible service");
     DockerSettings {
-        host,
-        image,
         memory_mb: 512,
         network: false,
-        ..DockerSettings::default()
+        ..require(ci_services::docker(), "podman's Docker-compatible service")
     }
 }
 
@@ -72,18 +47,7 @@ fn docker(_dir: &std::path::Path, persistent: bool) -> Task {
 }
 
 fn ssh_settings() -> SshSettings {
-    let var = |name: &str| ci_var(&format!("TOOLHOST_TEST_SSH_{name}"));
-    let found = (|| {
-        Some(SshSettings {
-            host: var("HOST")?,
-            port: var("PORT")?.parse().ok()?,
-            user: var("USER")?,
-            key: var("KEY")?,
-            known_hosts_file: var("KNOWN_HOSTS")?,
-            ..SshSettings::default()
-        })
-    })();
-    require(found, "the test sshd (TOOLHOST_TEST_SSH_*)")
+    require(ci_services::ssh(), "the test sshd (TOOLHOST_TEST_SSH_*)")
 }
 
 /// A session on the test sshd working in `dir` (the remote is this host).

@@ -18,7 +18,7 @@ use crate::context::ToolContext;
 const TERMINAL_BLOCKED: &[&str] = &["background", "pty", "notify_on_complete", "watch_patterns"];
 
 /// What a channel needs to answer calls.
-pub struct RpcConfig {
+pub struct RpcOptions {
     /// The run's secret; requests must carry it.
     pub token: String,
     /// Tools the script may call.
@@ -33,22 +33,22 @@ pub struct RpcConfig {
 
 /// Answers request lines for one run and counts the calls made.
 pub struct Dispatcher {
-    config: RpcConfig,
+    options: RpcOptions,
     calls: AtomicUsize,
 }
 
 impl Dispatcher {
     /// A dispatcher for one run.
-    pub fn new(config: RpcConfig) -> Self {
+    pub fn new(options: RpcOptions) -> Self {
         Dispatcher {
-            config,
+            options,
             calls: AtomicUsize::new(0),
         }
     }
 
     /// The run's token.
     pub fn token(&self) -> &str {
-        &self.config.token
+        &self.options.token
     }
 
     /// Tool calls made so far (refused requests are not counted).
@@ -69,7 +69,7 @@ impl Dispatcher {
     }
 
     fn reply(&self, line: &str) -> String {
-        let config = &self.config;
+        let options = &self.options;
         let request: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(err) => {
@@ -80,15 +80,15 @@ impl Dispatcher {
             .get("token")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if config.token.is_empty() || !same_token(token, &config.token) {
+        if options.token.is_empty() || !same_token(token, &options.token) {
             return json!({"error": "Unauthorized RPC request"}).to_string();
         }
         let tool = request
             .get("tool")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if !config.allowed.contains(tool) {
-            let available: Vec<&str> = config.allowed.iter().map(String::as_str).collect();
+        if !options.allowed.contains(tool) {
+            let available: Vec<&str> = options.allowed.iter().map(String::as_str).collect();
             return json!({"error": format!(
                 "Tool '{tool}' is not available in execute_code. Available: {}",
                 available.join(", ")
@@ -98,12 +98,12 @@ impl Dispatcher {
         let reserved = self
             .calls
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < config.max_calls).then_some(n + 1)
+                (n < options.max_calls).then_some(n + 1)
             });
         if reserved.is_err() {
             return json!({"error": format!(
                 "Tool call limit reached ({}). No more tool calls allowed in this execution.",
-                config.max_calls
+                options.max_calls
             )})
             .to_string();
         }
@@ -121,7 +121,7 @@ impl Dispatcher {
                 map.remove(*key);
             }
         }
-        config.caller.call(tool, &args, &config.ctx)
+        options.caller.call(tool, &args, &options.ctx)
     }
 }
 

@@ -50,4 +50,6 @@ pub type ToolCallerSlot = crate::host_slot::HostSlot<dyn ToolCaller>;
 #[cfg(test)]
 mod remote_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

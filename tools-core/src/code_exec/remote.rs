@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::ToolCaller;
-use super::dispatch::{Dispatcher, RpcConfig};
+use super::dispatch::{Dispatcher, RpcOptions};
 use super::outcome::{Captured, Ending, build_result, error_result};
 use super::relay::Relay;
 use super::run::new_token;
@@ -318,7 +318,7 @@ pub fn execute_remote(
 ) -> Value {
     let started = Instant::now();
     let dir = RunDir::new(&env.backend().temp_dir());
-    let dispatcher = Arc::new(Dispatcher::new(RpcConfig {
+    let dispatcher = Arc::new(Dispatcher::new(RpcOptions {
         token: new_token(),
         allowed: script.tools.clone(),
         max_calls: settings.max_tool_calls,

@@ -7,42 +7,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::CodeExecutionSettings;
 use super::remote::{RemoteScript, execute_remote};
-use super::{CodeExecutionSettings, ToolCaller};
+use super::test_support::{TEST_TOOLS, caller, require_python};
 use crate::context::ToolContext;
-use crate::entry::ToolEntry;
 use crate::environments::{EnvironmentManager, ExecRequest, TaskEnvironment, TerminalSettings};
-use crate::registry::Registry;
-
-struct RegistryCaller(Registry);
-
-impl ToolCaller for RegistryCaller {
-    fn call(&self, name: &str, args: &Value, ctx: &ToolContext) -> String {
-        self.0.dispatch_blocking(name, args.clone(), ctx).text
-    }
-    fn available(&self, name: &str) -> bool {
-        self.0.contains(name)
-    }
-}
-
-fn caller() -> Arc<dyn ToolCaller> {
-    let registry = Registry::new();
-    registry.register(
-        ToolEntry::builder("echo", "test")
-            .sync_handler(|args, _| Ok(json!({"echo": args})))
-            .build()
-            .unwrap(),
-    );
-    registry.register(
-        ToolEntry::builder("multiline", "test")
-            .sync_handler(|_, _| Ok(json!({"text": "a\nb"})))
-            .build()
-            .unwrap(),
-    );
-    Arc::new(RegistryCaller(registry))
-}
 
 /// A task environment on this machine, and the temporary home it lives in.
 struct Rig {
@@ -82,11 +53,7 @@ impl Rig {
     }
 
     fn run(&self, code: &str) -> Value {
-        self.run_with(
-            code,
-            &CodeExecutionSettings::default(),
-            &["echo", "multiline"],
-        )
+        self.run_with(code, &CodeExecutionSettings::default(), TEST_TOOLS)
     }
 
     fn shell(&self, command: &str) -> String {
@@ -112,18 +79,9 @@ impl Drop for Rig {
     }
 }
 
-fn require_python3() {
-    let present = std::process::Command::new("python3")
-        .arg("-c")
-        .arg("")
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(present, "these tests need python3 on PATH");
-}
-
 #[test]
 fn a_script_calls_tools_through_files_and_only_stdout_returns() {
-    require_python3();
+    require_python();
     let rig = Rig::new();
     let r = rig.run(
         "import sys\nfrom toolhost_tools import echo, multiline\nprint(echo(x=1)['echo']['x'])\nprint(multiline()['text'].split())\nprint('noise', file=sys.stderr)\n",
@@ -136,7 +94,7 @@ fn a_script_calls_tools_through_files_and_only_stdout_returns() {
 
 #[test]
 fn the_script_runs_in_the_sessions_directory_with_its_variables() {
-    require_python3();
+    require_python();
     let rig = Rig::new();
     let dir = tempfile::tempdir().unwrap();
     rig.shell(&format!(
@@ -150,7 +108,7 @@ fn the_script_runs_in_the_sessions_directory_with_its_variables() {
 
 #[test]
 fn subprocesses_and_threads_share_the_channel() {
-    require_python3();
+    require_python();
     let rig = Rig::new();
     let r = rig.run(
         "import subprocess, sys, threading\nfrom toolhost_tools import echo\n\
@@ -165,7 +123,7 @@ fn subprocesses_and_threads_share_the_channel() {
 
 #[test]
 fn refusals_match_the_socket_channel() {
-    require_python3();
+    require_python();
     let rig = Rig::new();
     let r =
         rig.run("from toolhost_tools import _call\nprint(_call('terminal', {'command': 'id'}))\n");
@@ -196,7 +154,7 @@ fn refusals_match_the_socket_channel() {
 
 #[test]
 fn a_script_past_its_timeout_is_killed() {
-    require_python3();
+    require_python();
     let rig = Rig::new();
     let settings = CodeExecutionSettings {
         timeout: 3,
@@ -229,7 +187,7 @@ fn a_script_past_its_timeout_is_killed() {
 
 #[test]
 fn stderr_and_stdout_keep_head_and_tail_within_their_caps() {
-    require_python3();
+    require_python();
     let rig = Rig::new();
     let settings = CodeExecutionSettings {
         max_stdout_bytes: 1000,
@@ -256,7 +214,7 @@ fn stderr_and_stdout_keep_head_and_tail_within_their_caps() {
 
 #[test]
 fn the_runs_directory_is_removed_afterwards() {
-    require_python3();
+    require_python();
     let rig = Rig::new();
     let r = rig.run("import os\nprint(os.path.dirname(os.environ['TOOLHOST_RPC_DIR']))\n");
     let dir = r["output"].as_str().unwrap().trim().to_string();

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use super::colocate::Colocation;
 use super::dispatch::Dispatcher;
-pub use super::dispatch::RpcConfig;
+pub use super::dispatch::RpcOptions;
 
 struct Shared {
     dispatcher: Dispatcher,
@@ -33,19 +33,19 @@ pub struct RpcServer {
 
 impl RpcServer {
     /// Serve `listener` (bound at `path`) until stopped.
-    pub fn start(listener: UnixListener, path: PathBuf, config: RpcConfig) -> Self {
-        Self::start_colocated(listener, path, config, None)
+    pub fn start(listener: UnixListener, path: PathBuf, options: RpcOptions) -> Self {
+        Self::start_colocated(listener, path, options, None)
     }
 
     /// [`RpcServer::start`], serving requests on `colocation`'s CPU when given.
     pub fn start_colocated(
         listener: UnixListener,
         path: PathBuf,
-        config: RpcConfig,
+        options: RpcOptions,
         colocation: Option<Colocation>,
     ) -> Self {
         let shared = Arc::new(Shared {
-            dispatcher: Dispatcher::new(config),
+            dispatcher: Dispatcher::new(options),
             stop: AtomicBool::new(false),
             streams: Mutex::new(Vec::new()),
             colocation,

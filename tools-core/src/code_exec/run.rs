@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::ToolCaller;
 use super::colocate::Colocation;
 use super::outcome::{Captured, Ending, build_result, capture, error_result};
-use super::rpc::{RpcConfig, RpcServer};
+use super::rpc::{RpcOptions, RpcServer};
 use super::settings::CodeExecutionSettings;
 use super::stubs;
 use crate::context::ToolContext;
@@ -111,7 +111,7 @@ pub fn execute(
     let server = RpcServer::start_colocated(
         listener,
         run.socket.clone(),
-        RpcConfig {
+        RpcOptions {
             token: token.clone(),
             allowed: script.tools.clone(),
             max_calls: settings.max_tool_calls,

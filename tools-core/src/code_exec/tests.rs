@@ -1,81 +1,13 @@
 //! `execute_code` with a real python3: scripts that call tools through a registry.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::CodeExecutionSettings;
 use super::run::{Script, execute};
-use super::{CodeExecutionSettings, ToolCaller};
+use super::test_support::{TEST_TOOLS, allowed_cpus, caller, require_python};
 use crate::context::ToolContext;
-use crate::entry::ToolEntry;
-use crate::registry::Registry;
-
-/// Calls straight into a registry (the host's caller adds the pipeline around it).
-struct RegistryCaller(Registry);
-
-impl ToolCaller for RegistryCaller {
-    fn call(&self, name: &str, args: &Value, ctx: &ToolContext) -> String {
-        self.0.dispatch_blocking(name, args.clone(), ctx).text
-    }
-    fn available(&self, name: &str) -> bool {
-        self.0.contains(name)
-    }
-}
-
-fn caller() -> Arc<dyn ToolCaller> {
-    let registry = Registry::new();
-    registry.register(
-        ToolEntry::builder("echo", "test")
-            .sync_handler(|args, _| Ok(json!({"echo": args})))
-            .build()
-            .unwrap(),
-    );
-    registry.register(
-        ToolEntry::builder("cpus", "test")
-            .sync_handler(|args, _| {
-                // With a `pid`: the CPUs that process's main thread holds right now.
-                let script = args["pid"].as_u64().map(|pid| {
-                    std::fs::read_to_string(format!("/proc/{pid}/status"))
-                        .unwrap()
-                        .lines()
-                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                        .unwrap()
-                        .trim()
-                        .to_string()
-                });
-                Ok(json!({"cpus": allowed_cpus(), "script": script}))
-            })
-            .build()
-            .unwrap(),
-    );
-    registry.register(
-        ToolEntry::builder("multiline", "test")
-            .sync_handler(|_, _| Ok(json!({"text": "a\nb"})))
-            .build()
-            .unwrap(),
-    );
-    Arc::new(RegistryCaller(registry))
-}
-
-/// How many CPUs the calling thread may run on.
-fn allowed_cpus() -> u32 {
-    rustix::thread::sched_getaffinity(None).map_or(0, |set| set.count())
-}
-
-/// execute_code runs python3 scripts: these tests need it (CI installs it) and fail
-/// loudly without it rather than pass without running.
-fn require_python() {
-    let found = std::process::Command::new("python3")
-        .arg("-c")
-        .arg("")
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "python3 is needed by the execute_code tests and is not installed"
-    );
-}
 
 fn run_with(code: &str, settings: &CodeExecutionSettings, tools: &[&str]) -> Value {
     let script = Script {
@@ -87,11 +19,7 @@ fn run_with(code: &str, settings: &CodeExecutionSettings, tools: &[&str]) -> Val
 }
 
 fn run(code: &str) -> Value {
-    run_with(
-        code,
-        &CodeExecutionSettings::default(),
-        &["echo", "multiline"],
-    )
+    run_with(code, &CodeExecutionSettings::default(), TEST_TOOLS)
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! credential stores; Hermes: `.env` only) are omitted; matched lines are capped at 500 characters and redacted.
 //!
 //! Differences: the search runs in-process over the task's
-//! [`FileSystem`] (no `rg` binary needed, identical
+//! [`FileSystem`](crate::files::FileSystem) (no `rg` binary needed, identical
 //! on every backend); `total_count` is the real total (Hermes pipes through `head`, so
 //! its total never exceeds `offset + limit` and `files_only` never reports truncation);
 //! context lines are shown around matches but not counted or paginated as matches; the
@@ -19,39 +19,31 @@
 //! all-lowercase file patterns match case-insensitively (smart case); files are
 //! streamed line by line (a multi-gigabyte log is searched in bounded memory; only the
 //! first 4 MiB of a single line are searched).
+//!
+//! This file is the tool's front (schema, arguments, the checks on the root, the notes
+//! added to a result); the walks are in `search_files_walk.rs`, the rendering of
+//! content matches in `search_files_render.rs`.
 
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use globset::{GlobBuilder, GlobMatcher};
-use regex::{Regex, RegexBuilder};
+use regex::RegexBuilder;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::context::ToolContext;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::{RegisterError, ToolError};
-use crate::files::{FileSystem, WalkControl, WalkOptions};
 use crate::result::tool_error;
 use crate::services::CoreServices;
 use crate::tools::args::{self, lenient};
 use crate::tools::file_guard::read_block_reason;
 use crate::tools::file_lookup::similar_files;
-use crate::tools::secret_files::{
-    SecretFiles, configured, is_spilled_copy, secret_refusal, spill_dirs,
-};
-use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary};
+use crate::tools::secret_files::{SecretFiles, configured, secret_refusal, spill_dirs};
 
 /// Matched lines longer than this are cut.
 const MAX_MATCH_LINE_CHARS: usize = 500;
-/// Content search stops counting after this many matches.
-const MAX_MATCHES: usize = 10_000;
-/// Only the first this-many bytes of a line are searched (minified files).
-const MAX_LINE_SCAN_BYTES: usize = 4 * 1024 * 1024;
-/// A long file checks the deadline and cancellation every this-many lines.
-const STOP_CHECK_LINES: usize = 65_536;
 /// Context lines are capped at this many per side.
 const MAX_CONTEXT: i64 = 20;
 /// A search gives up after this long.
@@ -134,98 +126,6 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .parallelism(Parallelism::Safe)
         .sync_handler(move |args, ctx| search(&svc, &secrets, args, ctx))
         .build()
-}
-
-/// How paths are shown: relative to the search root, prefixed the way the model wrote
-/// the root, so a result can be passed straight to `read_file`.
-struct Display {
-    root: PathBuf,
-    prefix: String,
-    root_is_file: bool,
-    as_given: String,
-}
-
-impl Display {
-    fn show(&self, path: &Path) -> String {
-        if self.root_is_file {
-            return self.as_given.clone();
-        }
-        match path.strip_prefix(&self.root) {
-            Ok(rel) => format!("{}{}", self.prefix, rel.display()),
-            Err(_) => path.display().to_string(),
-        }
-    }
-}
-
-/// Why a walk stopped early.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    Deadline,
-    Cancelled,
-    MatchCap,
-}
-
-impl Stop {
-    fn reason(self) -> &'static str {
-        match self {
-            Stop::Deadline => "search_timeout",
-            Stop::Cancelled => "cancelled",
-            Stop::MatchCap => "match_cap",
-        }
-    }
-}
-
-struct Search<'a> {
-    fs: &'a dyn FileSystem,
-    ctx: &'a ToolContext,
-    secrets: &'a SecretFiles,
-    /// The root with symlinks resolved (the walk follows none below it).
-    real_root: PathBuf,
-    home: Option<PathBuf>,
-    /// `<home>/results` (spilled results get the full redaction).
-    spill_dirs: Vec<PathBuf>,
-    root: PathBuf,
-    display: Display,
-    limit: usize,
-    offset: usize,
-    deadline: Instant,
-    omitted: usize,
-    stop: Option<Stop>,
-}
-
-impl Search<'_> {
-    /// A walked path under the real root (the walk follows no link below the root).
-    fn real(&self, path: &Path) -> PathBuf {
-        match path.strip_prefix(&self.root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => self.real_root.join(rel),
-            _ => self.real_root.clone(),
-        }
-    }
-
-    /// True when a walked file is secret, as walked or under the real root.
-    fn is_secret(&self, path: &Path) -> bool {
-        let home = self.home.as_deref();
-        self.secrets.matches(path, home) || self.secrets.matches(&self.real(path), home)
-    }
-
-    /// True when the real path of an opened file is secret.
-    fn is_secret_real(&self, real: &Path) -> bool {
-        self.secrets.matches(real, self.home.as_deref())
-    }
-
-    /// True when a walked file is a spilled tool result.
-    fn is_spilled(&self, path: &Path) -> bool {
-        is_spilled_copy(&self.spill_dirs, path, &self.real(path))
-    }
-
-    fn check_stop(&mut self) -> bool {
-        if self.ctx.cancel.is_cancelled() {
-            self.stop = Some(Stop::Cancelled);
-        } else if Instant::now() >= self.deadline {
-            self.stop = Some(Stop::Deadline);
-        }
-        self.stop.is_some()
-    }
 }
 
 /// The `search_files` tool's arguments (Hermes' names; see the schema above).
@@ -410,180 +310,6 @@ fn glob_matcher(pattern: &str, for_names: bool) -> Result<GlobMatcher, String> {
         .map_err(|err| format!("Invalid glob pattern '{pattern}': {err}"))
 }
 
-/// A glob containing `/` matches the path below the root; otherwise the file name.
-fn glob_hit(matcher: &GlobMatcher, has_slash: bool, root: &Path, path: &Path) -> bool {
-    if has_slash {
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        matcher.is_match(rel) || matcher.is_match(path)
-    } else {
-        path.file_name().is_some_and(|name| matcher.is_match(name))
-    }
-}
-
-fn page_info(result: &mut Map<String, Value>, total: usize, offset: usize, limit: usize) {
-    result.insert("total_count".into(), json!(total));
-    if total > offset + limit {
-        result.insert("truncated".into(), json!(true));
-        result.insert("next_offset".into(), json!(offset + limit));
-    }
-}
-
-fn find_files(search: &mut Search<'_>, pattern: &str, matcher: &GlobMatcher) -> Map<String, Value> {
-    let has_slash = pattern.trim_start_matches("**/").contains('/');
-    let mut found: Vec<(Option<SystemTime>, PathBuf)> = Vec::new();
-    let root = search.root.clone();
-    let fs = search.fs;
-    let walked = fs.walk(&root, &WalkOptions::default(), &mut |entry| {
-        if search.check_stop() {
-            return WalkControl::Stop;
-        }
-        if glob_hit(matcher, has_slash, &root, &entry.path) {
-            if search.is_secret(&entry.path) {
-                search.omitted += 1;
-            } else {
-                found.push((entry.modified, entry.path));
-            }
-        }
-        WalkControl::Continue
-    });
-    let mut result = Map::new();
-    if let Err(err) = walked {
-        result.insert("error".into(), json!(format!("Search failed: {err}")));
-        result.insert("total_count".into(), json!(0));
-        return result;
-    }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let files: Vec<String> = found
-        .iter()
-        .skip(search.offset)
-        .take(search.limit)
-        .map(|(_, p)| search.display.show(p))
-        .collect();
-    page_info(&mut result, found.len(), search.offset, search.limit);
-    if !files.is_empty() {
-        result.insert("files".into(), json!(files));
-    }
-    result
-}
-
-/// One matching line.
-struct Hit {
-    file: usize,
-    line: usize,
-}
-
-fn search_content(
-    search: &mut Search<'_>,
-    regex: &Regex,
-    file_glob: Option<&(bool, GlobMatcher)>,
-    mode: &str,
-    context: usize,
-) -> Map<String, Value> {
-    let root = search.root.clone();
-    let fs = search.fs;
-    let mut files: Vec<PathBuf> = Vec::new();
-    let mut counts: Vec<usize> = Vec::new();
-    let mut hits: Vec<Hit> = Vec::new();
-    let walked = fs.walk(&root, &WalkOptions::default(), &mut |entry| {
-        if search.check_stop() {
-            return WalkControl::Stop;
-        }
-        if let Some((has_slash, matcher)) = file_glob
-            && !glob_hit(matcher, *has_slash, &root, &entry.path)
-        {
-            return WalkControl::Continue;
-        }
-        let Ok(opened) = fs.open_verified(&entry.path) else {
-            return WalkControl::Continue;
-        };
-        // Judge what was opened (the root may be a link that changed since the check).
-        if search.is_secret_real(&opened.real_path) {
-            search.omitted += 1;
-            return WalkControl::Continue;
-        }
-        let reader = opened.reader;
-        let mut scanner = LineScanner::new(BufReader::with_capacity(64 * 1024, reader));
-        match scanner.peek() {
-            Ok(head) if !looks_binary(&head[..head.len().min(SNIFF_BYTES)]) => {}
-            _ => return WalkControl::Continue,
-        }
-        let file_index = files.len();
-        let first_hit = hits.len();
-        let mut number = 0usize;
-        while let Ok(Some(line)) = scanner.next_line(MAX_LINE_SCAN_BYTES) {
-            number += 1;
-            if regex.is_match(&String::from_utf8_lossy(&line.bytes)) {
-                hits.push(Hit {
-                    file: file_index,
-                    line: number,
-                });
-                if hits.len() >= MAX_MATCHES {
-                    break;
-                }
-            }
-            if number.is_multiple_of(STOP_CHECK_LINES) && search.check_stop() {
-                break;
-            }
-        }
-        let count = hits.len() - first_hit;
-        if count > 0 {
-            if search.is_secret(&entry.path) {
-                search.omitted += count;
-                hits.truncate(first_hit);
-                return WalkControl::Continue;
-            }
-            files.push(entry.path);
-            counts.push(count);
-        }
-        if hits.len() >= MAX_MATCHES {
-            search.stop = Some(Stop::MatchCap);
-            return WalkControl::Stop;
-        }
-        if search.stop.is_some() {
-            return WalkControl::Stop;
-        }
-        WalkControl::Continue
-    });
-    let mut result = Map::new();
-    if let Err(err) = walked {
-        result.insert("error".into(), json!(format!("Search failed: {err}")));
-        result.insert("total_count".into(), json!(0));
-        return result;
-    }
-    let (offset, limit) = (search.offset, search.limit);
-    match mode {
-        "files_only" => {
-            page_info(&mut result, files.len(), offset, limit);
-            let page: Vec<String> = files
-                .iter()
-                .skip(offset)
-                .take(limit)
-                .map(|p| search.display.show(p))
-                .collect();
-            if !page.is_empty() {
-                result.insert("files".into(), json!(page));
-            }
-        }
-        "count" => {
-            page_info(&mut result, files.len(), offset, limit);
-            result.insert("total_count".into(), json!(counts.iter().sum::<usize>()));
-            let mut page = Map::new();
-            for (path, n) in files.iter().zip(&counts).skip(offset).take(limit) {
-                page.insert(search.display.show(path), json!(n));
-            }
-            if !page.is_empty() {
-                result.insert("counts".into(), Value::Object(page));
-            }
-        }
-        _ => {
-            page_info(&mut result, hits.len(), offset, limit);
-            let page: Vec<&Hit> = hits.iter().skip(offset).take(limit).collect();
-            render_matches(&mut result, search, &files, &page, context);
-        }
-    }
-    result
-}
-
 /// True when a regex tries to match a line break (`\n` escape or a literal newline).
 fn has_newline_escape(pattern: &str) -> bool {
     if pattern.contains('\n') {
@@ -606,7 +332,9 @@ fn has_newline_escape(pattern: &str) -> bool {
 
 #[path = "search_files_render.rs"]
 mod render;
-use render::render_matches;
+#[path = "search_files_walk.rs"]
+mod walk;
+use walk::{Display, Search, find_files, search_content};
 
 #[cfg(test)]
 #[path = "search_files_tests.rs"]

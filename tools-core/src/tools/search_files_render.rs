@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::{DENSIFY_MIN_MATCHES, Hit, MAX_MATCH_LINE_CHARS, Search};
+use super::walk::{Hit, Search};
+use super::{DENSIFY_MIN_MATCHES, MAX_MATCH_LINE_CHARS};
 use crate::tools::secret_files::redact_shown;
 use crate::tools::text_file::{LineScanner, truncate_chars};
 

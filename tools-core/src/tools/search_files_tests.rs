@@ -1,5 +1,7 @@
 //! Tests of `search_files.rs`.
 
+use std::time::SystemTime;
+
 use super::*;
 use crate::files::LocalFileSystemProvider;
 use crate::home::Home;
