@@ -55,12 +55,27 @@ pub fn convert(media_type: &str, body: &[u8], url: &str) -> Result<Page, Convert
 /// (`landmark.rs`); others go through the readability extractor. When it finds no
 /// article (a page of navigation only, say), the whole body is converted instead.
 pub fn html_to_markdown(html: &str, url: &str) -> Page {
+    html_to_markdown_with(html, url, parse_html)
+}
+
+/// `html` as a document: the fast parser's tree (`html/`), or html5ever's for the
+/// markup it leaves out. Both are the same tree where both apply.
+fn parse_html(html: &str) -> dom_query::Document {
+    crate::html::parse(html).unwrap_or_else(|_| dom_query::Document::from(html))
+}
+
+/// [`html_to_markdown`] with the parser chosen by the caller (the benches compare).
+pub fn html_to_markdown_with(
+    html: &str,
+    url: &str,
+    parse: fn(&str) -> dom_query::Document,
+) -> Page {
     let config = dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Markdown,
         ..Default::default()
     };
     let base = url::Url::parse(url).ok().filter(|u| !u.cannot_be_a_base());
-    let doc = dom_query::Document::from(html);
+    let doc = parse(html);
     let readability = dom_smoothie::Readability::with_document(
         doc,
         base.as_ref().map(url::Url::as_str),
@@ -80,7 +95,7 @@ pub fn html_to_markdown(html: &str, url: &str) -> Page {
         })
     });
     article.unwrap_or_else(|_| {
-        let doc = dom_query::Document::from(html);
+        let doc = parse(html);
         Page {
             title: doc.select("title").text().trim().to_string(),
             content: doc.md(None).trim().to_string(),

@@ -14,6 +14,7 @@ mod convert;
 mod extract;
 mod extract_api;
 mod fetch;
+mod html;
 mod landmark;
 #[cfg(test)]
 mod live_smoke;
