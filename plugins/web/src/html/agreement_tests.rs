@@ -307,3 +307,11 @@ fn conversions_agree_whichever_parser_ran() {
         }
     }
 }
+
+/// Inputs the property test once found a disagreement on (kept as plain cases).
+#[test]
+fn past_disagreements() {
+    for html in ["</head></head></p>", "\u{10000}!\u{10000}"] {
+        let _ = agrees(html);
+    }
+}

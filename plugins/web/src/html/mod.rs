@@ -21,6 +21,9 @@ mod tree;
 
 #[cfg(test)]
 mod agreement_tests;
+/// Real-shaped pages for other modules' tests.
+#[cfg(test)]
+pub(crate) use agreement_tests::CORPUS as CORPUS_FOR_TESTS;
 
 use std::borrow::Cow;
 
