@@ -59,27 +59,40 @@ fn normalized_char_count(node: &NodeRef<'_>) -> usize {
 
 /// Characters of `text` after whitespace collapsing, given whether the text before it
 /// ended in whitespace; and whether `text` ends in whitespace (`false` when empty).
-fn count_text(text: &str, mut prev_space: bool) -> (usize, bool) {
-    let bytes = text.as_bytes();
+fn count_text(text: &str, prev_space: bool) -> (usize, bool) {
+    if text.is_ascii() {
+        // Every byte is a character; those that are whitespace after whitespace drop.
+        let mut prev = u8::from(prev_space);
+        let mut repeats = 0;
+        for &b in text.as_bytes() {
+            let space = ASCII_SPACE[usize::from(b)];
+            repeats += usize::from(prev & space);
+            prev = space;
+        }
+        return (text.len() - repeats, !text.is_empty() && prev == 1);
+    }
+    let mut prev = prev_space;
     let mut count = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let space = if b < 0x80 {
-            i += 1;
-            matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
-        } else {
-            let c = text[i..].chars().next().unwrap_or(' ');
-            i += c.len_utf8();
-            c.is_whitespace()
-        };
-        if !(prev_space && space) {
+    for c in text.chars() {
+        let space = c.is_whitespace();
+        if !(prev && space) {
             count += 1;
         }
-        prev_space = space;
+        prev = space;
     }
-    (count, !text.is_empty() && prev_space)
+    (count, prev)
 }
+
+/// 1 for the ASCII characters `char::is_whitespace` accepts.
+const ASCII_SPACE: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = (b as u8 as char).is_ascii_whitespace() as u8 | (b == 0x0B) as u8;
+        b += 1;
+    }
+    table
+};
 
 /// `node` as Markdown, its links and image sources made absolute against `base`.
 pub fn markdown(node: &NodeRef<'_>, base: Option<&url::Url>) -> String {
