@@ -19,10 +19,11 @@ pub fn convert_html(body: &[u8], url: &str) -> Option<(String, String)> {
 /// parser of `src/html/`, for same-run comparisons).
 pub fn convert_html_html5ever(body: &[u8], url: &str) -> Option<(String, String)> {
     let html = String::from_utf8_lossy(body);
-    let page = crate::convert::html_to_markdown_with(&html, url, |h| {
-        dom_query::Document::from(h)
-    });
-    Some((page.title, crate::convert::image_placeholders(&page.content)))
+    let page = crate::convert::html_to_markdown_with(&html, url, |h| dom_query::Document::from(h));
+    Some((
+        page.title,
+        crate::convert::image_placeholders(&page.content),
+    ))
 }
 
 /// Whether the fast parser takes `html` (`None`) or why it leaves it to html5ever.

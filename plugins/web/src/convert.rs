@@ -29,8 +29,10 @@ pub fn convert(media_type: &str, body: &[u8], url: &str) -> Result<Page, Convert
         "text/html" | "application/xhtml+xml" | "" => {
             // Valid UTF-8 (nearly every page) is checked far faster than it is
             // repaired; only a page with invalid bytes takes the lossy path.
-            let html = std::str::from_utf8(body)
-                .map_or_else(|_| String::from_utf8_lossy(body), std::borrow::Cow::Borrowed);
+            let html = std::str::from_utf8(body).map_or_else(
+                |_| String::from_utf8_lossy(body),
+                std::borrow::Cow::Borrowed,
+            );
             html_to_markdown(&html, url)
         }
         "application/pdf" => pdf_to_text(body)?,

@@ -135,8 +135,23 @@ fn join(base: &url::Url, reference: &str) -> Option<String> {
         b.is_ascii_alphanumeric()
             || matches!(
                 b,
-                b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'(' | b')' | b'*' | b'+'
-                    | b',' | b';' | b'=' | b':' | b'@' | b'/' | b'?'
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+                    | b'?'
             )
     };
     let simple = matches!(base.scheme(), "http" | "https")

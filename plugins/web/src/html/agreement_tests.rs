@@ -46,9 +46,7 @@ fn agrees(html: &str) -> Result<(), Unsupported> {
             .zip(&reference)
             .position(|(a, b)| a != b)
             .unwrap_or(fast.len().min(reference.len()));
-        let tail = |s: Option<&String>| {
-            s.map(|s| s.chars().skip(150).collect::<String>())
-        };
+        let tail = |s: Option<&String>| s.map(|s| s.chars().skip(150).collect::<String>());
         panic!(
             "trees differ at node {at} for {html:?}\nfast:      {:?}\nhtml5ever: {:?}",
             tail(fast.get(at)),
@@ -260,14 +258,10 @@ fn html_soup() -> impl proptest::strategy::Strategy<Value = String> {
         Just("<article>"),
         Just("</article>"),
     ];
-    (
-        proptest::bool::ANY,
-        proptest::collection::vec(piece, 0..40),
-    )
-        .prop_map(|(doctype, pieces)| {
-            let doctype = if doctype { "<!DOCTYPE html>" } else { "" };
-            format!("{doctype}{}", pieces.concat())
-        })
+    (proptest::bool::ANY, proptest::collection::vec(piece, 0..40)).prop_map(|(doctype, pieces)| {
+        let doctype = if doctype { "<!DOCTYPE html>" } else { "" };
+        format!("{doctype}{}", pieces.concat())
+    })
 }
 
 proptest::proptest! {
@@ -302,7 +296,8 @@ fn conversions_agree_whichever_parser_ran() {
             let fast = crate::convert::html_to_markdown_with(&page, url, |h| {
                 parse(h).unwrap_or_else(|_| Document::from(h))
             });
-            let reference = crate::convert::html_to_markdown_with(&page, url, |h| Document::from(h));
+            let reference =
+                crate::convert::html_to_markdown_with(&page, url, |h| Document::from(h));
             assert_eq!(fast, reference, "page {i}, {} bytes", page.len());
         }
     }

@@ -139,9 +139,7 @@ impl Builder {
             Token::End(local_name!("tr")) => {
                 self.close_row()?;
             }
-            Token::Start(ref tag)
-                if is_section(&tag.name) || tag.name == local_name!("tr") =>
-            {
+            Token::Start(ref tag) if is_section(&tag.name) || tag.name == local_name!("tr") => {
                 self.close_row()?;
                 return Ok(Step::Again(token));
             }

@@ -168,7 +168,9 @@ impl<'a> Tokenizer<'a> {
         }
         let end = rest.find('>').ok_or(Unsupported("unterminated doctype"))?;
         let name = rest[9..end].trim_matches(|c: char| c.is_ascii() && is_space(c as u8));
-        if !name.eq_ignore_ascii_case("html") || !rest.as_bytes().get(9).is_some_and(|&b| is_space(b)) {
+        if !name.eq_ignore_ascii_case("html")
+            || !rest.as_bytes().get(9).is_some_and(|&b| is_space(b))
+        {
             return Err(Unsupported("doctype other than <!DOCTYPE html>"));
         }
         self.pos += end + 1;
@@ -179,7 +181,8 @@ impl<'a> Tokenizer<'a> {
     /// runs from `skip` bytes past the `<` to the first `>`.
     fn bogus_comment(&mut self, skip: usize) -> Result<Token<'a>, Unsupported> {
         let rest = &self.src()[self.pos + skip..];
-        let end = memchr::memchr(b'>', rest.as_bytes()).ok_or(Unsupported("unterminated comment"))?;
+        let end =
+            memchr::memchr(b'>', rest.as_bytes()).ok_or(Unsupported("unterminated comment"))?;
         self.pos += skip + end + 1;
         Ok(Token::Comment(&rest[..end]))
     }
@@ -339,7 +342,10 @@ impl<'a> Tokenizer<'a> {
             if after.get(1) == Some(&b'/')
                 && after.len() > 2 + name.len()
                 && after[2..2 + name.len()].eq_ignore_ascii_case(name.as_bytes())
-                && matches!(after[2 + name.len()], b'>' | b'/' | b'\t' | b'\n' | b'\x0C' | b' ')
+                && matches!(
+                    after[2 + name.len()],
+                    b'>' | b'/' | b'\t' | b'\n' | b'\x0C' | b' '
+                )
             {
                 break at;
             }
@@ -460,7 +466,11 @@ fn reference(s: &str, out: &mut String) -> Result<usize, Unsupported> {
                 // Without a match, `&name` is text, unless a legacy reference (`&amp`,
                 // `&copy`, … written without `;`) starts it: its rules differ in text and
                 // in attributes.
-                let legacy = |n: usize| NAMED_ENTITIES.get(&s[1..=n]).is_some_and(|(cp, _)| *cp != 0);
+                let legacy = |n: usize| {
+                    NAMED_ENTITIES
+                        .get(&s[1..=n])
+                        .is_some_and(|(cp, _)| *cp != 0)
+                };
                 if (1..=run).any(legacy) {
                     return Err(Unsupported("named reference without ;"));
                 }

@@ -306,8 +306,10 @@ impl Builder {
     pub(super) fn append_text(&mut self, text: &str) {
         if !text.is_empty() {
             let parent = self.current();
-            self.doc
-                .append(&parent, NodeOrText::AppendText(StrTendril::from_slice(text)));
+            self.doc.append(
+                &parent,
+                NodeOrText::AppendText(StrTendril::from_slice(text)),
+            );
         }
     }
 
@@ -402,7 +404,8 @@ impl Builder {
 
     /// Re-open the formatting elements that were closed implicitly (`<p><b>a<p>b`).
     pub(super) fn reconstruct_formatting(&mut self) {
-        let on_stack = |open: &[(NodeId, LocalName)], node: NodeId| open.iter().any(|(id, _)| *id == node);
+        let on_stack =
+            |open: &[(NodeId, LocalName)], node: NodeId| open.iter().any(|(id, _)| *id == node);
         let Some(last) = self.formatting.len().checked_sub(1) else {
             return;
         };
@@ -615,7 +618,9 @@ impl Builder {
                         | local_name!("html")
                 ) =>
             {
-                Err(Unsupported("<noscript>, <template> or a second <head> in the head"))
+                Err(Unsupported(
+                    "<noscript>, <template> or a second <head> in the head",
+                ))
             }
             Token::End(local_name!("head")) => {
                 self.pop();
