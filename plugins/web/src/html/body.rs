@@ -7,10 +7,9 @@
 use html5ever::{LocalName, local_name};
 
 use super::Unsupported;
+use super::outer_modes::is_head_void;
 use super::tokens::{Tag, Token};
-use super::tree::{
-    Builder, Format, Mode, Scope, Step, bounds, is_head_void, is_heading, is_special,
-};
+use super::tree::{Builder, Format, Mode, Scope, Step, bounds, is_heading, is_special};
 
 impl Builder {
     pub(super) fn in_body<'a>(&mut self, token: Token<'a>) -> Result<Step<'a>, Unsupported> {

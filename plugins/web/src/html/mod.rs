@@ -15,6 +15,7 @@
 //! (`agreement_tests.rs`), on a corpus and on generated markup.
 
 mod body;
+mod outer_modes;
 mod table;
 mod tokens;
 mod tree;
