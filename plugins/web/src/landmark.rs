@@ -161,7 +161,10 @@ fn join(base: &url::Url, reference: &str) -> Option<String> {
         && reference.bytes().all(plain);
     if simple {
         let origin = &base[..url::Position::BeforePath];
-        return Some(format!("{origin}{reference}"));
+        let mut joined = String::with_capacity(origin.len() + reference.len());
+        joined.push_str(origin);
+        joined.push_str(reference);
+        return Some(joined);
     }
     base.join(reference).ok().map(String::from)
 }

@@ -206,6 +206,9 @@ impl<'a> Tokenizer<'a> {
         }
         self.pos = end;
         let name = &self.src()[start..end];
+        if let Some(known) = common_name(name) {
+            return Ok(known);
+        }
         Ok(if name.bytes().any(|b| b.is_ascii_uppercase()) {
             LocalName::from(name.to_ascii_lowercase())
         } else {
@@ -367,6 +370,48 @@ impl<'a> Tokenizer<'a> {
             RawKind::Script | RawKind::Rawtext => Ok(Cow::Borrowed(content)),
         }
     }
+}
+
+/// The atom of a frequent tag or attribute name, found without hashing (interning a
+/// name was a sizeable share of the tokenizer's time on a large page).
+fn common_name(name: &str) -> Option<LocalName> {
+    Some(match name {
+        "a" => local_name!("a"),
+        "p" => local_name!("p"),
+        "li" => local_name!("li"),
+        "ul" => local_name!("ul"),
+        "ol" => local_name!("ol"),
+        "em" => local_name!("em"),
+        "strong" => local_name!("strong"),
+        "b" => local_name!("b"),
+        "i" => local_name!("i"),
+        "span" => local_name!("span"),
+        "div" => local_name!("div"),
+        "td" => local_name!("td"),
+        "tr" => local_name!("tr"),
+        "th" => local_name!("th"),
+        "h1" => local_name!("h1"),
+        "h2" => local_name!("h2"),
+        "h3" => local_name!("h3"),
+        "img" => local_name!("img"),
+        "table" => local_name!("table"),
+        "tbody" => local_name!("tbody"),
+        "code" => local_name!("code"),
+        "pre" => local_name!("pre"),
+        "br" => local_name!("br"),
+        "href" => local_name!("href"),
+        "src" => local_name!("src"),
+        "alt" => local_name!("alt"),
+        "class" => local_name!("class"),
+        "id" => local_name!("id"),
+        "title" => local_name!("title"),
+        "rel" => local_name!("rel"),
+        "type" => local_name!("type"),
+        "style" => local_name!("style"),
+        "name" => local_name!("name"),
+        "content" => local_name!("content"),
+        _ => return None,
+    })
 }
 
 /// What a `<` opened.
