@@ -5,11 +5,10 @@
 //!
 //! `cargo bench -p toolhost-plugin-web --bench web -- --warm-up-time 1 --measurement-time 3`
 //! (`WEB_BENCH_MARKDOWN=FILE` also writes the converted page, for
-//! `benches/hermes_web_extract.py`). The row `convert_1mb_html_html5ever` is the same
-//! conversion with html5ever parsing the page, the way it was before `src/html/`.
+//! `benches/hermes_web_extract.py`).
 //!
 //! For instruction counts, `WEB_BENCH_CONVERT_ONLY=N` converts the page N times and
-//! exits without criterion (`WEB_BENCH_PARSER=html5ever` for the html5ever path):
+//! exits without criterion:
 //! `WEB_BENCH_CONVERT_ONLY=1 valgrind --tool=callgrind target/release/deps/web-<hash> --bench`.
 
 // A benchmark harness, like a test: failing loudly on a broken setup is the point.
@@ -22,9 +21,7 @@ use std::net::TcpListener;
 
 use criterion::{Criterion, criterion_group};
 use serde_json::json;
-use toolhost_plugin_web::bench_api::{
-    Settings, convert_html, convert_html_html5ever, fast_parser_refusal, web_extract,
-};
+use toolhost_plugin_web::bench_api::{Settings, convert_html, web_extract};
 
 /// An article page of at least `size` bytes: navigation, sections of paragraphs with
 /// links and emphasis, lists, images, tables, a footer.
@@ -80,11 +77,6 @@ fn serve(body: String) -> String {
 
 fn bench(c: &mut Criterion) {
     let page = article(1024 * 1024);
-    assert_eq!(fast_parser_refusal(&page), None);
-    assert_eq!(
-        convert_html(page.as_bytes(), "http://127.0.0.1/article"),
-        convert_html_html5ever(page.as_bytes(), "http://127.0.0.1/article")
-    );
     let (title, markdown) = convert_html(page.as_bytes(), "http://127.0.0.1/article").unwrap();
     assert_eq!(title, "Bench article");
     assert!(
@@ -118,9 +110,6 @@ fn bench(c: &mut Criterion) {
     group.bench_function("convert_1mb_html", |b| {
         b.iter(|| convert_html(black_box(page.as_bytes()), "http://127.0.0.1/article"))
     });
-    group.bench_function("convert_1mb_html_html5ever", |b| {
-        b.iter(|| convert_html_html5ever(black_box(page.as_bytes()), "http://127.0.0.1/article"))
-    });
     group.bench_function("tool_1mb_local_page", |b| {
         b.iter(|| web_extract(black_box(args.clone()), &settings, cache.path()))
     });
@@ -130,17 +119,12 @@ fn bench(c: &mut Criterion) {
 /// `WEB_BENCH_CONVERT_ONLY=N`: only the conversion, N times, for callgrind.
 fn convert_only(times: usize) {
     let page = article(1024 * 1024);
-    let html5ever = std::env::var("WEB_BENCH_PARSER").is_ok_and(|p| p == "html5ever");
     let mut chars = 0;
     for _ in 0..times {
-        let converted = if html5ever {
-            convert_html_html5ever(black_box(page.as_bytes()), "http://127.0.0.1/article")
-        } else {
-            convert_html(black_box(page.as_bytes()), "http://127.0.0.1/article")
-        };
+        let converted = convert_html(black_box(page.as_bytes()), "http://127.0.0.1/article");
         chars = converted.unwrap().1.len();
     }
-    eprintln!("converted {times}× ({chars} bytes of Markdown, html5ever: {html5ever})");
+    eprintln!("converted {times}× ({chars} bytes of Markdown)");
 }
 
 criterion_group!(benches, bench);

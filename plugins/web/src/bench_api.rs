@@ -15,22 +15,6 @@ pub fn convert_html(body: &[u8], url: &str) -> Option<(String, String)> {
         .map(|page| (page.title, page.content))
 }
 
-/// [`convert_html`] with html5ever parsing the page (the conversion before the fast
-/// parser of `src/html/`, for same-run comparisons).
-pub fn convert_html_html5ever(body: &[u8], url: &str) -> Option<(String, String)> {
-    let html = String::from_utf8_lossy(body);
-    let page = crate::convert::html_to_markdown_with(&html, url, |h| dom_query::Document::from(h));
-    Some((
-        page.title,
-        crate::convert::image_placeholders(&page.content),
-    ))
-}
-
-/// Whether the fast parser takes `html` (`None`) or why it leaves it to html5ever.
-pub fn fast_parser_refusal(html: &str) -> Option<&'static str> {
-    crate::html::parse(html).err().map(|e| e.0)
-}
-
 /// Run `web_extract` with `args` (its JSON arguments); `None` when they do not parse
 /// or the tool failed outright.
 pub fn web_extract(args: Value, settings: &Settings, cache_dir: &Path) -> Option<Value> {

@@ -59,27 +59,12 @@ pub fn convert(media_type: &str, body: &[u8], url: &str) -> Result<Page, Convert
 /// (`landmark.rs`); others go through the readability extractor. When it finds no
 /// article (a page of navigation only, say), the whole body is converted instead.
 pub fn html_to_markdown(html: &str, url: &str) -> Page {
-    html_to_markdown_with(html, url, parse_html)
-}
-
-/// `html` as a document: the fast parser's tree (`html/`), or html5ever's for the
-/// markup it leaves out. Both are the same tree where both apply.
-fn parse_html(html: &str) -> dom_query::Document {
-    crate::html::parse(html).unwrap_or_else(|_| dom_query::Document::from(html))
-}
-
-/// [`html_to_markdown`] with the parser chosen by the caller (the benches compare).
-pub fn html_to_markdown_with(
-    html: &str,
-    url: &str,
-    parse: fn(&str) -> dom_query::Document,
-) -> Page {
     let config = dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Markdown,
         ..Default::default()
     };
     let base = url::Url::parse(url).ok().filter(|u| !u.cannot_be_a_base());
-    let doc = parse(html);
+    let doc = dom_query::Document::from(html);
     let readability = dom_smoothie::Readability::with_document(
         doc,
         base.as_ref().map(url::Url::as_str),
@@ -99,7 +84,7 @@ pub fn html_to_markdown_with(
         })
     });
     article.unwrap_or_else(|_| {
-        let doc = parse(html);
+        let doc = dom_query::Document::from(html);
         Page {
             title: doc.select("title").text().trim().to_string(),
             content: doc.md(None).trim().to_string(),
@@ -153,7 +138,9 @@ pub fn image_placeholders(markdown: &str) -> String {
 
 /// The image at the start of `s` (which starts with `![`): its length, alt and source.
 /// The grammar: `![` alt without `]` `](` spaces source (no `)`, no space)
-/// [spaces `"`title`"`] spaces `)`, spaces being Unicode whitespace.
+/// [spaces `"`title`"`] spaces `)`, spaces being Unicode whitespace. As in the regular
+/// expression it replaces, an empty source may be followed directly by a title
+/// (`![a]( "t")`), which is tried when the source read greedily does not close.
 fn image_at(s: &str) -> Option<(usize, &str, &str)> {
     let alt_end = 2 + s[2..].find(']')?;
     let alt = &s[2..alt_end];
@@ -163,13 +150,20 @@ fn image_at(s: &str) -> Option<(usize, &str, &str)> {
         .find(|c: char| c == ')' || c.is_whitespace())
         .unwrap_or(s.len() - src_start);
     let src = &s[src_start..src_start + src_len];
-    let after_src = src_start + src_len;
+    if let Some(end) = image_end(s, src_start + src_len) {
+        return Some((end, alt, src));
+    }
+    image_end(s, alt_end + 2).map(|end| (end, alt, ""))
+}
+
+/// Where the image whose source ends at `after_src` ends: after an optional title
+/// (spaces, at least one, then `"…"`) and spaces, just past the `)`.
+fn image_end(s: &str, after_src: usize) -> Option<usize> {
     let close = |at: usize| {
         let tail = &s[at..];
         let spaces = tail.len() - tail.trim_start().len();
         tail[spaces..].starts_with(')').then_some(at + spaces + 1)
     };
-    // With a title: spaces (at least one), "…", then spaces and `)`.
     let tail = &s[after_src..];
     let spaces = tail.len() - tail.trim_start().len();
     let titled = (spaces > 0 && tail[spaces..].starts_with('"'))
@@ -179,8 +173,7 @@ fn image_at(s: &str) -> Option<(usize, &str, &str)> {
             close(end + 1)
         })
         .flatten();
-    let end = titled.or_else(|| close(after_src))?;
-    Some((end, alt, src))
+    titled.or_else(|| close(after_src))
 }
 
 #[cfg(test)]
@@ -252,6 +245,8 @@ mod tests {
                 "![](https://e.com/c.png \"T\")",
                 "[IMAGE: image](https://e.com/c.png)",
             ),
+            // No source, a title straight after `](` (found by the property test).
+            ("![a]( \" ![\")", "[IMAGE: a]"),
             (
                 "x ![chart](data:image/png;base64,AAAA) y",
                 "x [IMAGE: chart] y",

@@ -224,7 +224,7 @@ mod tests {
 
     #[test]
     fn char_count_is_dom_querys() {
-        let pages = crate::html::CORPUS_FOR_TESTS
+        let pages = crate::test_pages::CORPUS
             .iter()
             .map(|p| p.to_string())
             .chain([

@@ -14,12 +14,13 @@ mod convert;
 mod extract;
 mod extract_api;
 mod fetch;
-mod html;
 mod landmark;
 #[cfg(test)]
 mod live_smoke;
 mod search;
 mod settings;
+#[cfg(test)]
+mod test_pages;
 #[cfg(test)]
 mod test_server;
 mod tls;
