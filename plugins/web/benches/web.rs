@@ -6,6 +6,10 @@
 //! `cargo bench -p toolhost-plugin-web --bench web -- --warm-up-time 1 --measurement-time 3`
 //! (`WEB_BENCH_MARKDOWN=FILE` also writes the converted page, for
 //! `benches/hermes_web_extract.py`).
+//!
+//! For instruction counts, `WEB_BENCH_CONVERT_ONLY=N` converts the page N times and
+//! exits without criterion:
+//! `WEB_BENCH_CONVERT_ONLY=1 valgrind --tool=callgrind target/release/deps/web-<hash> --bench`.
 
 // A benchmark harness, like a test: failing loudly on a broken setup is the point.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -15,7 +19,7 @@ use std::hint::black_box;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use serde_json::json;
 use toolhost_plugin_web::bench_api::{Settings, convert_html, web_extract};
 
@@ -112,5 +116,27 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// `WEB_BENCH_CONVERT_ONLY=N`: only the conversion, N times, for callgrind.
+fn convert_only(times: usize) {
+    let page = article(1024 * 1024);
+    let mut chars = 0;
+    for _ in 0..times {
+        let converted = convert_html(black_box(page.as_bytes()), "http://127.0.0.1/article");
+        chars = converted.unwrap().1.len();
+    }
+    eprintln!("converted {times}× ({chars} bytes of Markdown)");
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(times) = std::env::var("WEB_BENCH_CONVERT_ONLY")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        convert_only(times);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

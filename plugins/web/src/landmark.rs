@@ -7,7 +7,7 @@
 //! author's own declaration of the main content. Small pages, and pages without one
 //! clear landmark, still go through readability.
 
-use dom_query::{Document, NodeRef, Selection};
+use dom_query::{Document, NodeData, NodeRef};
 
 /// Pages at least this large (bytes of HTML) may take the fast path.
 pub const LARGE_PAGE_BYTES: usize = 256 * 1024;
@@ -25,16 +25,74 @@ const SKIP_TAGS: [&str; 13] = [
 pub fn main_landmark(doc: &Document) -> Option<NodeRef<'_>> {
     let body = doc.select_single("body");
     let body = body.nodes().first()?;
-    let total = body.normalized_char_count();
+    let total = normalized_char_count(body);
     ["article", "main"].iter().find_map(|tag| {
         let found = doc.select(tag);
         let [node] = found.nodes() else {
             return None;
         };
-        let chars = node.normalized_char_count();
+        let chars = normalized_char_count(node);
         (chars >= MIN_CHARS && chars as f64 >= total as f64 * MIN_SHARE).then_some(*node)
     })
 }
+
+/// The characters of `node`'s text with runs of whitespace counted as one and a
+/// trailing one dropped: `NodeRef::normalized_char_count`, with ASCII counted a byte at
+/// a time (that method decodes every character; it was most of this module's cost).
+fn normalized_char_count(node: &NodeRef<'_>) -> usize {
+    let mut count = 0;
+    let mut last_was_space = true;
+    for n in std::iter::once(*node).chain(node.descendants_it()) {
+        n.query(|n| {
+            if let NodeData::Text { contents } = &n.data {
+                let (c, space) = count_text(contents, last_was_space);
+                count += c;
+                last_was_space = space;
+            }
+        });
+    }
+    if last_was_space && count > 0 {
+        count -= 1;
+    }
+    count
+}
+
+/// Characters of `text` after whitespace collapsing, given whether the text before it
+/// ended in whitespace; and whether `text` ends in whitespace (`false` when empty).
+fn count_text(text: &str, prev_space: bool) -> (usize, bool) {
+    if text.is_ascii() {
+        // Every byte is a character; those that are whitespace after whitespace drop.
+        let mut prev = u8::from(prev_space);
+        let mut repeats = 0;
+        for &b in text.as_bytes() {
+            let space = ASCII_SPACE[usize::from(b)];
+            repeats += usize::from(prev & space);
+            prev = space;
+        }
+        return (text.len() - repeats, !text.is_empty() && prev == 1);
+    }
+    let mut prev = prev_space;
+    let mut count = 0;
+    for c in text.chars() {
+        let space = c.is_whitespace();
+        if !(prev && space) {
+            count += 1;
+        }
+        prev = space;
+    }
+    (count, prev)
+}
+
+/// 1 for the ASCII characters `char::is_whitespace` accepts.
+const ASCII_SPACE: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = (b as u8 as char).is_ascii_whitespace() as u8 | (b == 0x0B) as u8;
+        b += 1;
+    }
+    table
+};
 
 /// `node` as Markdown, its links and image sources made absolute against `base`.
 pub fn markdown(node: &NodeRef<'_>, base: Option<&url::Url>) -> String {
@@ -46,21 +104,69 @@ pub fn markdown(node: &NodeRef<'_>, base: Option<&url::Url>) -> String {
 
 /// Rewrite `href` of links and `src` of images under `node` as absolute URLs.
 fn absolutize(node: &NodeRef<'_>, base: &url::Url) {
-    for (selector, attr) in [("a[href]", "href"), ("img[src]", "src")] {
-        for element in Selection::from(*node).select(selector).nodes() {
-            let Some(value) = element.attr(attr) else {
-                continue;
-            };
-            if value.starts_with('#') || value.starts_with("data:") {
-                continue;
-            }
-            if let Ok(absolute) = base.join(value.trim())
-                && absolute.as_str() != &*value
-            {
-                element.set_attr(attr, absolute.as_str());
-            }
+    // Collected first: the iterator holds the tree borrowed, and `set_attr` changes it.
+    for element in node.descendants() {
+        let attr = if element.has_name("a") {
+            "href"
+        } else if element.has_name("img") {
+            "src"
+        } else {
+            continue;
+        };
+        let Some(value) = element.attr(attr) else {
+            continue;
+        };
+        if value.starts_with('#') || value.starts_with("data:") {
+            continue;
+        }
+        if let Some(absolute) = join(base, value.trim())
+            && absolute != *value
+        {
+            element.set_attr(attr, &absolute);
         }
     }
+}
+
+/// `reference` resolved against `base`, as `Url::join` does. A path from the root made
+/// only of characters a URL keeps as they are (`/ref/1?a=b`) is appended to the base's
+/// origin directly; anything else goes through `Url::join`.
+fn join(base: &url::Url, reference: &str) -> Option<String> {
+    let plain = |b: u8| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+                    | b'?'
+            )
+    };
+    let simple = matches!(base.scheme(), "http" | "https")
+        && reference.starts_with('/')
+        && !reference.starts_with("//")
+        && !reference.contains("/.")
+        && reference.bytes().all(plain);
+    if simple {
+        let origin = &base[..url::Position::BeforePath];
+        let mut joined = String::with_capacity(origin.len() + reference.len());
+        joined.push_str(origin);
+        joined.push_str(reference);
+        return Some(joined);
+    }
+    base.join(reference).ok().map(String::from)
 }
 
 #[cfg(test)]
@@ -84,6 +190,58 @@ mod tests {
         let doc = Document::from(html);
         let node = main_landmark(&doc).unwrap();
         assert!(node.has_name("article"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The shortcut of `join` gives what `Url::join` gives.
+        #[test]
+        fn join_is_url_join(
+            base in proptest::sample::select(vec![
+                "https://e.com/dir/page", "http://u:p@e.com:8080/a/b?q#f", "https://[::1]/",
+                "http://xn--caf-dma.example/", "file:///tmp/x",
+            ]),
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("/"), proptest::strategy::Just("."),
+                    proptest::strategy::Just(".."), proptest::strategy::Just("?"),
+                    proptest::strategy::Just("#"), proptest::strategy::Just("a"),
+                    proptest::strategy::Just("%2e"), proptest::strategy::Just(" "),
+                    proptest::strategy::Just("\\"), proptest::strategy::Just("é"),
+                    proptest::strategy::Just("=&;:@!$()*+,~-_"), proptest::strategy::Just("'\"<>`{}|^"),
+                ],
+                0..12,
+            )
+        ) {
+            let base = url::Url::parse(base).unwrap();
+            let reference = pieces.concat();
+            proptest::prop_assert_eq!(
+                join(&base, &reference),
+                base.join(&reference).ok().map(String::from)
+            );
+        }
+    }
+
+    #[test]
+    fn char_count_is_dom_querys() {
+        let pages = crate::test_pages::CORPUS
+            .iter()
+            .map(|p| p.to_string())
+            .chain([
+                body(&prose(300)),
+                body("  a \u{a0} b\u{2003}\u{2003}c <b> </b> <i>d</i>\n\t"),
+                body("<p></p><p> </p>é ü  x"),
+            ]);
+        for html in pages {
+            let doc = Document::from(html.as_str());
+            for node in doc.select("body, p, article, main, b").nodes() {
+                assert_eq!(
+                    normalized_char_count(node),
+                    node.normalized_char_count(),
+                    "{html}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -20,6 +20,8 @@ mod live_smoke;
 mod search;
 mod settings;
 #[cfg(test)]
+mod test_pages;
+#[cfg(test)]
 mod test_server;
 mod tls;
 mod vision;
