@@ -45,6 +45,37 @@ fn assert_still_answering(dispatcher: &Dispatcher, ctx: &ToolContext) {
 }
 
 #[test]
+fn a_process_plugin_handler_runs_with_every_cpu() {
+    // The child serves requests on the host's CPU (colocate in tools-core) but must run
+    // the handler with its full mask: what a handler starts inherits it.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    toolhost_bin();
+    add_plugin(
+        &plugins,
+        "good",
+        "fixture_good",
+        "isolation = \"process\"\n",
+    );
+    let (_registry, _hooks, set, dispatcher) =
+        super::plugin_runtime::load_user_plugins(dir.path(), &patient());
+    assert_eq!(set.get("good").unwrap().isolation, Isolation::Process);
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    let own = own
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    for _ in 0..3 {
+        let out = dispatcher.call("good_cpus", "{}", &ToolContext::default());
+        assert_eq!(out.status, CallStatus::Ok, "{}", out.text);
+        let answer: Value = serde_json::from_str(&out.text).unwrap();
+        assert_eq!(answer["cpus"], json!(own), "{}", out.text);
+    }
+}
+
+#[test]
 fn every_crash_is_answered_with_how_the_process_ended() {
     let dir = tempfile::tempdir().unwrap();
     let (_registry, set, dispatcher) = load(dir.path(), &patient());

@@ -40,6 +40,40 @@ impl Colocation {
         None
     }
 
+    /// `cpu` (chosen by another process), when the calling thread may run on it and on
+    /// others too.
+    #[cfg(target_os = "linux")]
+    pub fn on(cpu: usize) -> Option<Self> {
+        let all = rustix::thread::sched_getaffinity(None).ok()?;
+        let usable = cpu < rustix::thread::CpuSet::MAX_CPU && all.count() > 1 && all.is_set(cpu);
+        usable.then_some(Colocation { cpu, all })
+    }
+
+    /// Not supported here: never.
+    #[cfg(not(target_os = "linux"))]
+    pub fn on(_cpu: usize) -> Option<Self> {
+        None
+    }
+
+    /// Hold the calling thread (any thread, with its own mask) on the CPU until the
+    /// guard is dropped, which gives the thread its mask back.
+    #[cfg(target_os = "linux")]
+    pub fn hold(&self) -> Held {
+        let own = rustix::thread::sched_getaffinity(None)
+            .ok()
+            .filter(|own| own.count() > 1 && own.is_set(self.cpu));
+        if own.is_some() {
+            self.pin();
+        }
+        Held { own }
+    }
+
+    /// Not supported here: a guard that does nothing.
+    #[cfg(not(target_os = "linux"))]
+    pub fn hold(&self) -> Held {
+        Held {}
+    }
+
     /// The CPU (given to the script as `TOOLHOST_RPC_CPU`).
     pub fn cpu(&self) -> usize {
         self.cpu
@@ -66,6 +100,22 @@ impl Colocation {
     /// Not supported here: nothing to do.
     #[cfg(not(target_os = "linux"))]
     pub fn unpin(&self) {}
+}
+
+/// A thread held on one CPU by [`Colocation::hold`]; dropping it restores the mask.
+#[derive(Debug)]
+pub struct Held {
+    #[cfg(target_os = "linux")]
+    own: Option<rustix::thread::CpuSet>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(own) = &self.own {
+            let _ = rustix::thread::sched_setaffinity(None, own);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -97,5 +147,35 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn a_held_thread_gets_its_own_mask_back() {
+        std::thread::spawn(|| {
+            let before = allowed();
+            let Some(colocation) = Colocation::choose() else {
+                assert_eq!(
+                    before, 1,
+                    "only a single allowed CPU leaves nothing to choose"
+                );
+                return;
+            };
+            let other = std::thread::spawn(move || {
+                let mine = allowed();
+                let held = colocation.hold();
+                assert_eq!(allowed(), 1);
+                drop(held);
+                assert_eq!(allowed(), mine);
+            });
+            other.join().unwrap();
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_cpu_outside_the_mask_is_not_used() {
+        assert!(Colocation::on(rustix::thread::CpuSet::MAX_CPU).is_none());
+        assert!(Colocation::on(usize::MAX).is_none());
     }
 }

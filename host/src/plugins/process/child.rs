@@ -7,7 +7,10 @@
 //! stdout becomes stderr, so whatever the plugin prints can never corrupt a frame. The
 //! address-space limit (`RLIMIT_AS`) is set first too, and the child asks the kernel to
 //! kill it when the host dies. Requests are served one at a time, in order; a plugin
-//! that crashes takes only this process with it.
+//! that crashes takes only this process with it. With `TOOLHOST_PLUGIN_CPU` set, the
+//! loop waits for and answers requests on that CPU, where the host's calling thread
+//! holds itself for the request, and runs them with its full mask (`colocate` in
+//! tools-core says why).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -17,7 +20,9 @@ use std::sync::atomic::AtomicBool;
 
 use abi_stable::std_types::RResult;
 use toolhost_plugin_api::abi::{FfiError, PluginObjectBox};
+use tools_core::code_exec::colocate::Colocation;
 
+use super::launch::CPU_ENV;
 use super::protocol::{
     Answer, FrameError, Op, Request, Response, WireError, read_frame, write_frame,
 };
@@ -139,13 +144,23 @@ pub fn serve(
             result: Answer::Ok(declaration),
         },
     )?;
+    // Requests are waited for and answered on the host's CPU, and run with the
+    // thread's full mask (what a handler starts must not inherit one CPU).
+    let colocation = std::env::var(CPU_ENV)
+        .ok()
+        .and_then(|cpu| cpu.parse().ok())
+        .and_then(Colocation::on);
+    let colocation = colocation.as_ref();
+    colocation.inspect(|c| c.pin());
     loop {
         let request: Request = match read_frame(&mut channel.input) {
             Ok(request) => request,
             Err(FrameError::Closed) => return Ok(()),
             Err(err) => return Err(err.into()),
         };
+        colocation.inspect(|c| c.unpin());
         let result = run(&loaded.object, request.op);
+        colocation.inspect(|c| c.pin());
         write_frame(
             &mut channel.output,
             &Response {

@@ -23,6 +23,9 @@ use super::plugin::ProcessLimits;
 use super::protocol::{ChildFrame, FrameError, split_frame};
 use crate::plugins::loader::LoadError;
 
+/// The variable naming the CPU a native plugin child serves requests on.
+pub const CPU_ENV: &str = "TOOLHOST_PLUGIN_CPU";
+
 /// What a plugin process runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Launch {
@@ -32,6 +35,9 @@ pub enum Launch {
         library: PathBuf,
         /// The host information handed to `register` (JSON).
         host_info: String,
+        /// The CPU the child serves requests on, given as [`CPU_ENV`] (the host's
+        /// calling thread holds it for each request: `colocate` in tools-core says why).
+        cpu: Option<usize>,
     },
     /// A program that speaks the framed protocol on its stdin/stdout.
     Program {
@@ -47,8 +53,15 @@ pub enum Launch {
 impl Launch {
     fn command(&self, name: &str, limits: &ProcessLimits) -> Command {
         match self {
-            Launch::Native { library, host_info } => {
+            Launch::Native {
+                library,
+                host_info,
+                cpu,
+            } => {
                 let mut cmd = Command::new(super::host_binary());
+                if let Some(cpu) = cpu {
+                    cmd.env(CPU_ENV, cpu.to_string());
+                }
                 cmd.arg("plugin-host")
                     .arg("--name")
                     .arg(name)

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use tools_core::code_exec::colocate::Colocation;
 use tools_core::environments::confine::Confinement;
 
 use super::launch::{Conn, Launch, ReadFail};
@@ -90,6 +91,8 @@ pub struct ProcessPlugin {
     restarts: AtomicU32,
     crashes: AtomicU32,
     callbacks: Mutex<Option<Arc<CallbackHandler>>>,
+    /// The CPU a native child serves on, held by the calling thread for each request.
+    colocation: Option<Colocation>,
 }
 
 impl std::fmt::Debug for ProcessPlugin {
@@ -123,6 +126,7 @@ impl ProcessPlugin {
         let launch = Launch::Native {
             library: library.to_path_buf(),
             host_info: host_info.to_string(),
+            cpu: Colocation::choose().map(|c| c.cpu()),
         };
         let (plugin, hello) = Self::launch(name, launch, limits)?;
         let declaration = parse_declaration(&hello)?;
@@ -136,8 +140,13 @@ impl ProcessPlugin {
         launch: Launch,
         limits: ProcessLimits,
     ) -> Result<(Self, String), LoadError> {
+        let colocation = match &launch {
+            Launch::Native { cpu: Some(cpu), .. } => Colocation::on(*cpu),
+            _ => None,
+        };
         let plugin = ProcessPlugin {
             name: name.to_string(),
+            colocation,
             launch: Mutex::new(launch),
             limits,
             state: Mutex::new(State::default()),
@@ -288,6 +297,8 @@ impl ProcessPlugin {
         let Some(conn) = state.conn.as_mut() else {
             return Err(self.unavailable("no plugin process"));
         };
+        // This thread and the child's serving loop on one CPU until the answer is read.
+        let _held = self.colocation.as_ref().map(Colocation::hold);
         if write_frame(&mut conn.stdin, &Request { id, op }).is_err() {
             return Err(self.crashed(&mut state));
         }
