@@ -1,4 +1,6 @@
-//! A script's tool calls and their answers on one CPU.
+//! A request and its answer on one CPU: an `execute_code` script's tool calls, and the
+//! host's calls to an out-of-process plugin (`host/src/plugins/process/`, which uses
+//! [`Colocation::on`] and [`Colocation::hold`]).
 //!
 //! Why: each call is two wake-ups — the host thread that serves the socket wakes when
 //! the request arrives, the script wakes when the answer does. Linux places a woken
