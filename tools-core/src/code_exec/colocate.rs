@@ -129,16 +129,25 @@ mod tests {
         rustix::thread::sched_getaffinity(None).unwrap().count()
     }
 
+    /// The calling thread's colocation; none only where it may use a single CPU
+    /// (`allowed` CPUs), which the caller then has nothing to test on.
+    fn chosen(allowed: u32) -> Option<Colocation> {
+        let colocation = Colocation::choose();
+        if colocation.is_none() {
+            assert_eq!(
+                allowed, 1,
+                "only a single allowed CPU leaves nothing to choose"
+            );
+        }
+        colocation
+    }
+
     #[test]
     fn pinning_holds_one_cpu_and_unpinning_restores_the_mask() {
         // On a thread of its own: the test harness's thread is not ours to move.
         std::thread::spawn(|| {
             let before = allowed();
-            let Some(colocation) = Colocation::choose() else {
-                assert_eq!(
-                    before, 1,
-                    "only a single allowed CPU leaves nothing to choose"
-                );
+            let Some(colocation) = chosen(before) else {
                 return;
             };
             colocation.pin();
@@ -155,11 +164,7 @@ mod tests {
     fn a_held_thread_gets_its_own_mask_back() {
         std::thread::spawn(|| {
             let before = allowed();
-            let Some(colocation) = Colocation::choose() else {
-                assert_eq!(
-                    before, 1,
-                    "only a single allowed CPU leaves nothing to choose"
-                );
+            let Some(colocation) = chosen(before) else {
                 return;
             };
             let other = std::thread::spawn(move || {

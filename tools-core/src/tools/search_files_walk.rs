@@ -163,12 +163,10 @@ pub(super) fn find_files(
         }
         WalkControl::Continue
     });
-    let mut result = Map::new();
     if let Err(err) = walked {
-        result.insert("error".into(), json!(format!("Search failed: {err}")));
-        result.insert("total_count".into(), json!(0));
-        return result;
+        return search_failed(&err);
     }
+    let mut result = Map::new();
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let files: Vec<String> = found
         .iter()
@@ -263,12 +261,10 @@ pub(super) fn search_content(
         }
         WalkControl::Continue
     });
-    let mut result = Map::new();
     if let Err(err) = walked {
-        result.insert("error".into(), json!(format!("Search failed: {err}")));
-        result.insert("total_count".into(), json!(0));
-        return result;
+        return search_failed(&err);
     }
+    let mut result = Map::new();
     let (offset, limit) = (search.offset, search.limit);
     match mode {
         "files_only" => {
@@ -300,5 +296,13 @@ pub(super) fn search_content(
             render_matches(&mut result, search, &files, &page, context);
         }
     }
+    result
+}
+
+/// The result of a walk that failed: its error, no matches.
+fn search_failed(err: &dyn std::fmt::Display) -> Map<String, Value> {
+    let mut result = Map::new();
+    result.insert("error".into(), json!(format!("Search failed: {err}")));
+    result.insert("total_count".into(), json!(0));
     result
 }
