@@ -191,7 +191,10 @@ impl Toolhost {
                 &config.config.mcp_servers,
                 &registry,
                 &DiscoveryOptions {
-                    scope: options.mcp_scope.clone(),
+                    scope: options
+                        .mcp_scope
+                        .clone()
+                        .with_config(&config.config.toolsets),
                     listing_cache: Some(home.state_dir().join("mcp-tools")),
                     ..DiscoveryOptions::from_env(home.results_dir().join("mcp-media"))
                 },

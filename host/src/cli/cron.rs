@@ -173,6 +173,8 @@ fn run_daemon(cli: &Cli, args: &DaemonArgs) -> Result<ExitCode, CliError> {
     let watcher = {
         let stop = stop.clone();
         runtime.spawn(async move {
+            let _claim =
+                crate::mcp::signals::claim(crate::mcp::signals::Handled::InterruptAndTerminate);
             let mut term =
                 match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                     Ok(s) => s,

@@ -104,7 +104,9 @@ pub fn run(cli: &Cli, args: &DispatchArgs) -> Result<ExitCode, CliError> {
     let input: Value = serde_json::from_str(&text)
         .map_err(|e| CliError::Input(format!("the input is not valid JSON: {e}")))?;
     let calls = extract_tool_calls(&input).map_err(CliError::Input)?;
-    let host = cli.start_scoped(crate::mcp::McpScope::Cached)?;
+    let host = cli.start_scoped(crate::mcp::McpScope::ForTools(
+        calls.iter().map(|c| c.name.clone()).collect(),
+    ))?;
     let context = ToolContext {
         task_id: args.task_id.clone().unwrap_or_default(),
         session_id: args.session_id.clone().unwrap_or_default(),

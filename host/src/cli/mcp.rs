@@ -30,7 +30,8 @@ use crate::mcp::server::{
     DEFAULT_APPROVAL_TIMEOUT, DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore,
     serve_http_with_origins, serve_stdio, unknown_toolsets,
 };
-use crate::mcp::{ServerState, ServerStatus};
+use crate::mcp::{McpScope, ServerState, ServerStatus};
+use crate::toolsets::ToolsetSelection;
 
 /// `toolhost mcp ...`.
 #[derive(Debug, Args)]
@@ -232,8 +233,16 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
     // Approvals go to the MCP client (elicitation) or the non-interactive policy: in
     // stdio mode stdin is the protocol, and a terminal prompt would fight the client's UI.
     let elicitation = Arc::new(ElicitationRouter::new(approval_timeout));
+    // Signals stop serving (below); claimed before any MCP server starts.
+    let _signals = crate::mcp::signals::claim(crate::mcp::signals::Handled::InterruptAndTerminate);
+    // Serve at once: the MCP servers the selection needs connect in the background and
+    // their tools appear (tools/list_changed) when they are ready.
     let host = Toolhost::start(&StartOptions {
         approval_surfaces: Surfaces::callback(elicitation.clone()),
+        mcp_scope: McpScope::Background(ToolsetSelection {
+            enabled: args.selection.toolsets.clone(),
+            disabled: args.selection.disable.clone(),
+        }),
         ..cli.start_options()
     })?;
     super::warn_missing_bundle(&host);

@@ -21,7 +21,7 @@ pub struct SchemaArgs {
 
 /// Run `toolhost schema`.
 pub fn run(cli: &Cli, args: &SchemaArgs) -> Result<ExitCode, CliError> {
-    let host = cli.start_scoped(crate::mcp::McpScope::Cached)?;
+    let host = cli.start_scoped(args.selection.mcp_scope())?;
     let selection = args.selection.selection(&host)?;
     let definitions = selected_definitions(&host.registry, &host.toolsets, &selection);
     for name in &definitions.unknown {

@@ -22,6 +22,14 @@ pub struct SelectionArgs {
 }
 
 impl SelectionArgs {
+    /// The MCP servers these flags can need, connected the way listing commands do.
+    pub fn mcp_scope(&self) -> crate::mcp::McpScope {
+        crate::mcp::McpScope::Cached(crate::toolsets::ToolsetSelection {
+            enabled: self.toolsets.clone(),
+            disabled: self.disable.clone(),
+        })
+    }
+
     /// The effective selection for `host`; an unknown name in either flag is an error.
     pub fn selection(&self, host: &Toolhost) -> Result<ToolsetSelection, CliError> {
         let trim = |names: &[String]| -> Vec<String> {
@@ -33,7 +41,10 @@ impl SelectionArgs {
         };
         let enabled = self.toolsets.as_deref().map(trim);
         let disabled = trim(&self.disable);
-        let is_toolset = |name: &str| host.toolsets.is_known(&host.registry, name);
+        // A server still connecting (mcp serve) has no tools registered yet.
+        let is_toolset = |name: &str| {
+            host.toolsets.is_known(&host.registry, name) || host.mcp.owns_toolset(name)
+        };
         let is_tool = |name: &str| host.registry.get(name).is_some();
         for name in enabled.iter().flatten() {
             if !is_toolset(name) {

@@ -43,7 +43,7 @@ pub struct ToolRow {
 
 /// Run `toolhost tools`.
 pub fn run(cli: &Cli, args: &ToolsArgs) -> Result<ExitCode, CliError> {
-    let host = cli.start_scoped(crate::mcp::McpScope::Cached)?;
+    let host = cli.start_scoped(args.selection.mcp_scope())?;
     let selection = args.selection.selection(&host)?;
     let selected = host
         .toolsets

@@ -21,7 +21,7 @@ pub struct ToolsetsArgs {
 
 /// Run `toolhost toolsets`.
 pub fn run(cli: &Cli, args: &ToolsetsArgs) -> Result<ExitCode, CliError> {
-    let host = cli.start_scoped(crate::mcp::McpScope::Cached)?;
+    let host = cli.start_scoped(crate::mcp::McpScope::cached())?;
     let list = host.toolsets.list(&host.registry);
     if args.json {
         let text =

@@ -12,13 +12,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::runtime::Handle;
+use tokio_util::sync::CancellationToken;
 use tools_core::{Registry, ToolContext};
 
 use super::breaker::Breaker;
 use super::config::{ResolvedServer, ToolFilter};
 use super::error::McpError;
+use super::failure_memory::FailureMemory;
 use super::listing_cache::ListingCache;
 use super::registration::{self, Registration, SkippedTool};
+use super::resources::{self, Utility};
 use super::results::{call_result_value, error_value};
 use super::secrets::redact;
 use super::session::{CallFailure, Session, ToolListing};
@@ -44,7 +47,11 @@ pub struct ServerClient {
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
     tracked: Mutex<Tracked>,
     closed: AtomicBool,
+    /// Fired by shutdown: a connection attempt in progress is abandoned (its process
+    /// killed) instead of holding shutdown up for the rest of its timeout.
+    stop: CancellationToken,
     cache: Option<ListingCache>,
+    failures: Option<FailureMemory>,
     me: Weak<ServerClient>,
 }
 
@@ -85,6 +92,8 @@ impl ServerClient {
             session: tokio::sync::Mutex::new(None),
             tracked: Mutex::new(Tracked::default()),
             closed: AtomicBool::new(false),
+            stop: CancellationToken::new(),
+            failures: cache.as_ref().map(|c| FailureMemory::new(c.dir())),
             cache,
             me: me.clone(),
         })
@@ -103,6 +112,19 @@ impl ServerClient {
         let registration = registration::register_tools(&self.registry, &me, &listing, &previous);
         tracing::debug!(server = %self.config.name, tools = registration.registered.len(), "MCP tools from the cached listing");
         self.tracked().registration = registration;
+        true
+    }
+
+    /// Record the server as failed without connecting when it failed recently (its
+    /// back-off has not ended). False when there is no such failure.
+    pub fn adopt_remembered_failure(&self) -> bool {
+        let Some(failure) = self.failures.as_ref().and_then(|m| m.recent(&self.config)) else {
+            return false;
+        };
+        tracing::debug!(server = %self.config.name, retry_in = failure.retry_in, "MCP server skipped: it failed recently");
+        let mut tracked = self.tracked();
+        tracked.state = Some(ServerState::Failed);
+        tracked.last_error = Some(failure.describe());
         true
     }
 
@@ -155,6 +177,19 @@ impl ServerClient {
             Ok(outcome) => outcome,
             Err(join) => Err(McpError::Runtime(format!("connect task failed: {join}"))),
         };
+        match &outcome {
+            Ok(_) => {
+                if let Some(memory) = &self.failures {
+                    memory.clear(&self.config.name);
+                }
+            }
+            Err(err) if !self.stop.is_cancelled() => {
+                if let Some(memory) = &self.failures {
+                    memory.record(&self.config, &redact(&err.to_string()));
+                }
+            }
+            Err(_) => {}
+        }
         let mut tracked = self.tracked();
         match outcome {
             Ok((session, registration)) => {
@@ -189,12 +224,21 @@ impl ServerClient {
             let tools = session.list_tools().await?;
             Ok::<_, McpError>((session, tools))
         };
-        let (session, tools) = match tokio::time::timeout(limit, attempt).await {
-            Ok(result) => result?,
-            Err(_) => {
-                return Err(McpError::ConnectTimeout {
+        let attempt = tokio::time::timeout(limit, attempt);
+        let (session, tools) = tokio::select! {
+            outcome = attempt => match outcome {
+                Ok(result) => result?,
+                Err(_) => {
+                    return Err(McpError::ConnectTimeout {
+                        server: self.config.name.clone(),
+                        limit,
+                    });
+                }
+            },
+            () = self.stop.cancelled() => {
+                return Err(McpError::NotStarted {
                     server: self.config.name.clone(),
-                    limit,
+                    reason: "toolhost is shutting down its MCP servers".into(),
                 });
             }
         };
@@ -256,9 +300,6 @@ impl ServerClient {
     /// Run `raw` (wire name `wire`) with `args`; always a `{"result"}`/`{"error"}` value.
     pub async fn call(&self, raw: &str, wire: &str, args: Value, ctx: &ToolContext) -> Value {
         let server = self.config.name.as_str();
-        if let Err(remaining) = self.breaker.check() {
-            return error_value(&self.breaker.open_message(server, remaining));
-        }
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -268,32 +309,74 @@ impl ServerClient {
                 ));
             }
         };
-        let session = tokio::select! {
-            session = self.live_session() => session,
-            () = ctx.cancel.cancelled() => return error_value(&format!("MCP call to '{server}' cancelled before it started")),
-        };
-        let session = match session {
+        let session = match self.session_for_call(&ctx.cancel).await {
             Ok(session) => session,
-            Err(err) => {
-                let message = format!("MCP server '{server}' is not connected: {err}");
-                return self.failed(message);
-            }
+            Err(refusal) => return refusal,
         };
         // A client of `mcp serve` waiting on this call gets the server's own progress.
         let progress = super::progress_relay::upstream_token(&ctx.tool_call_id);
-        match session
+        let outcome = session
             .call_tool(
                 raw,
                 arguments,
                 self.config.call_timeout,
                 &ctx.cancel,
-                progress.as_ref().map(super::progress_relay::UpstreamToken::as_str),
+                progress
+                    .as_ref()
+                    .map(super::progress_relay::UpstreamToken::as_str),
             )
             .await
-        {
-            Ok(result) => {
+            .map(|result| call_result_value(server, &result, &self.media_dir));
+        self.settle(wire, &session, outcome)
+    }
+
+    /// Run one of the server's resource/prompt tools (`resources.rs`).
+    pub async fn utility(
+        &self,
+        utility: Utility,
+        wire: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Value {
+        if let Err(refusal) = resources::check_args(utility, &args) {
+            return refusal;
+        }
+        let session = match self.session_for_call(&ctx.cancel).await {
+            Ok(session) => session,
+            Err(refusal) => return refusal,
+        };
+        let request = resources::Request {
+            server: &self.config.name,
+            session: &session,
+            timeout: self.config.call_timeout,
+            cancel: &ctx.cancel,
+            media_dir: &self.media_dir,
+        };
+        let outcome = resources::run(utility, args, request).await;
+        self.settle(wire, &session, outcome)
+    }
+
+    /// The session a call goes to, or the model-facing refusal (breaker open, not
+    /// connected, cancelled while connecting).
+    async fn session_for_call(&self, cancel: &CancellationToken) -> Result<Arc<Session>, Value> {
+        let server = self.config.name.as_str();
+        if let Err(remaining) = self.breaker.check() {
+            return Err(error_value(&self.breaker.open_message(server, remaining)));
+        }
+        let session = tokio::select! {
+            session = self.live_session() => session,
+            () = cancel.cancelled() => return Err(error_value(&format!("MCP call to '{server}' cancelled before it started"))),
+        };
+        session.map_err(|err| self.failed(format!("MCP server '{server}' is not connected: {err}")))
+    }
+
+    /// The model's JSON for the outcome of a request to the server, feeding the breaker.
+    fn settle(&self, wire: &str, session: &Session, outcome: Result<Value, CallFailure>) -> Value {
+        let server = self.config.name.as_str();
+        match outcome {
+            Ok(value) => {
                 self.breaker.record_success();
-                call_result_value(server, &result, &self.media_dir)
+                value
             }
             Err(CallFailure::Rejected(message)) => {
                 self.breaker.record_success();
@@ -339,6 +422,7 @@ impl ServerClient {
     /// Close the connection and stop the process; later calls are refused.
     pub async fn shutdown(&self) {
         self.closed.store(true, Ordering::Release);
+        self.stop.cancel();
         let session = self.session.lock().await.take();
         if let Some(session) = session {
             session.shutdown().await;

@@ -100,8 +100,10 @@ impl Default for McpServerSettings {
     }
 }
 
-/// `tools.include` / `tools.exclude`: raw MCP tool names.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+/// `tools.include` / `tools.exclude`: raw MCP tool names; `tools.resources` /
+/// `tools.prompts`: whether the server's resource and prompt tools are registered
+/// (Hermes' keys, both on by default; `resources.rs`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct ToolFilter {
     /// When non-empty, only these tools (and `exclude` is ignored).
@@ -110,6 +112,23 @@ pub struct ToolFilter {
     /// Tools to leave out.
     #[serde(deserialize_with = "string_or_list")]
     pub exclude: Vec<String>,
+    /// Register `list_resources` / `read_resource` when the server offers resources.
+    #[serde(deserialize_with = "boolish")]
+    pub resources: bool,
+    /// Register `list_prompts` / `get_prompt` when the server offers prompts.
+    #[serde(deserialize_with = "boolish")]
+    pub prompts: bool,
+}
+
+impl Default for ToolFilter {
+    fn default() -> Self {
+        ToolFilter {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            resources: true,
+            prompts: true,
+        }
+    }
 }
 
 impl ToolFilter {
@@ -417,6 +436,7 @@ mod tests {
         let f = ToolFilter {
             include: vec!["a".into()],
             exclude: vec!["a".into(), "b".into()],
+            ..ToolFilter::default()
         };
         assert!(f.allows("a"));
         assert!(!f.allows("b"));
@@ -424,6 +444,7 @@ mod tests {
         let f = ToolFilter {
             include: vec![],
             exclude: vec!["b".into()],
+            ..ToolFilter::default()
         };
         assert!(f.allows("a"));
         assert!(!f.allows("b"));

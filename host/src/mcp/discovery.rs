@@ -15,6 +15,8 @@ use std::sync::Arc;
 use tokio::runtime::Handle;
 use tools_core::Registry;
 
+use crate::toolsets::{BUILTIN_TOOLSETS, LEGACY_TOOLSETS, ToolsetSelection, ToolsetsSettings};
+
 use super::client::ServerClient;
 use super::config::McpServerSettings;
 use super::interpolate::process_env;
@@ -26,31 +28,96 @@ use super::status::{ServerState, ServerStatus};
 /// Environment variable that switches MCP (and plugins) off for a process.
 pub const SAFE_MODE_VAR: &str = "TOOLHOST_SAFE_MODE";
 
-/// Which servers a command needs.
+/// Which servers a command needs, and when they connect (docs/mcp.md, "Start-up and
+/// stalls").
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum McpScope {
-    /// Connect every enabled server now (`mcp list`, `mcp serve`, embedders).
+    /// Connect every enabled server now, ignoring remembered failures (`mcp list`,
+    /// embedders).
     #[default]
     All,
-    /// Register servers from their cached listings and connect each on its first call;
-    /// servers without a usable listing are connected now (`tools`, `schema`,
-    /// `toolsets`, `dispatch`).
-    Cached,
-    /// Only the server that owns this tool name, connected now (`call NAME`).
+    /// The servers `selection` needs: registered from their cached listings (each
+    /// connected on its first call); a server with a remembered failure is skipped; the
+    /// others are connected now (`tools`, `schema`, `toolsets`).
+    Cached(ToolsetSelection),
+    /// Only the server that owns this tool name, as [`McpScope::Cached`] does (`call`).
     ForTool(String),
+    /// Only the servers that own these tool names, as [`McpScope::Cached`] does
+    /// (`dispatch`: a batch without MCP tools starts no server).
+    ForTools(Vec<String>),
+    /// The servers `selection` needs, registered from their cached listings; the others
+    /// connect in the background (their tools appear when they are ready) — nothing
+    /// waits (`mcp serve`).
+    Background(ToolsetSelection),
 }
 
 impl McpScope {
-    fn wants(&self, server: &str) -> bool {
+    /// Every server a listing command may show (no `--toolsets`/`--disable`).
+    pub fn cached() -> Self {
+        McpScope::Cached(ToolsetSelection::default())
+    }
+
+    /// The scope with the configured `[toolsets]` merged into its selection (the
+    /// command line's lists replace/extend them as everywhere else).
+    pub fn with_config(self, settings: &ToolsetsSettings) -> Self {
+        let merge = |s: ToolsetSelection| settings.selection(s.enabled, s.disabled);
         match self {
-            McpScope::All | McpScope::Cached => true,
-            McpScope::ForTool(tool) => tool.starts_with(&format!(
+            McpScope::Cached(s) => McpScope::Cached(merge(s)),
+            McpScope::Background(s) => McpScope::Background(merge(s)),
+            other => other,
+        }
+    }
+
+    fn wants(&self, server: &str) -> bool {
+        let owns = |tool: &str| {
+            tool.starts_with(&format!(
                 "{}{}__",
                 super::naming::PREFIX,
                 super::naming::sanitize(server)
-            )),
+            ))
+        };
+        match self {
+            McpScope::All => true,
+            McpScope::Cached(selection) | McpScope::Background(selection) => {
+                selection_needs(selection, server)
+            }
+            McpScope::ForTool(tool) => owns(tool),
+            McpScope::ForTools(tools) => tools.iter().any(|t| owns(t)),
         }
     }
+
+    /// True when this scope connects no server before returning.
+    fn in_background(&self) -> bool {
+        matches!(self, McpScope::Background(_))
+    }
+}
+
+/// Whether the tools of `selection` can include those of `server` (toolset
+/// `mcp-<server>`, alias `<server>`). Built-in toolsets never do; a custom toolset
+/// might, so it counts as needing every server.
+pub fn selection_needs(selection: &ToolsetSelection, server: &str) -> bool {
+    let own = [
+        super::registration::toolset_name(server),
+        server.to_string(),
+    ];
+    if selection.disabled.iter().any(|d| own.contains(d)) {
+        return false;
+    }
+    let Some(enabled) = selection.enabled.as_deref() else {
+        return true;
+    };
+    enabled.iter().any(|name| {
+        own.contains(name) || matches!(name.as_str(), "all" | "*") || !is_static_toolset(name)
+    })
+}
+
+/// A built-in (or its `hermes-` alias) or legacy toolset: a fixed list of non-MCP tools.
+fn is_static_toolset(name: &str) -> bool {
+    let bare = name.strip_prefix("hermes-").unwrap_or(name);
+    BUILTIN_TOOLSETS
+        .iter()
+        .any(|t| t.name == name || t.name == bare)
+        || LEGACY_TOOLSETS.iter().any(|(legacy, _)| *legacy == name)
 }
 
 /// Inputs of discovery.
@@ -131,8 +198,12 @@ pub async fn discover_async(
         }
     };
     let (clients, inert) = prepare(servers, registry, options, &runtime);
-    let use_cache = options.scope == McpScope::Cached;
-    if let Err(err) = runtime.spawn(connect_all(clients.clone(), use_cache)).await {
+    // Before any server process starts: a signal must not orphan one.
+    super::signals::install(&runtime);
+    let connecting = runtime.spawn(connect_all(clients.clone(), options.scope.clone()));
+    if !options.scope.in_background()
+        && let Err(err) = connecting.await
+    {
         tracing::error!(%err, "MCP discovery could not run");
     }
     McpManager::new(clients, inert, Some(runtime))
@@ -195,10 +266,13 @@ fn prepare(
     (clients, inert)
 }
 
-async fn connect_all(clients: Vec<Arc<ServerClient>>, use_cache: bool) {
+/// Connect what `scope` asks for: everything for [`McpScope::All`]; otherwise a server
+/// with a cached listing waits for its first call and one with a remembered failure
+/// is left alone (until its back-off ends).
+async fn connect_all(clients: Vec<Arc<ServerClient>>, scope: McpScope) {
     let mut set = tokio::task::JoinSet::new();
     for client in clients {
-        if use_cache && client.adopt_cached() {
+        if scope != McpScope::All && (client.adopt_cached() || client.adopt_remembered_failure()) {
             continue;
         }
         set.spawn(async move { client.connect().await });

@@ -44,7 +44,7 @@ impl ListingCache {
     pub fn load(&self, server: &ResolvedServer) -> Option<ToolListing> {
         let text = std::fs::read_to_string(self.file(&server.name)).ok()?;
         let value: Value = serde_json::from_str(&text).ok()?;
-        if value.get("key").and_then(Value::as_str) != Some(key(server).as_str()) {
+        if value.get("key").and_then(Value::as_str) != Some(listing_key(server).as_str()) {
             return None;
         }
         let written = value.get("written").and_then(Value::as_u64)?;
@@ -56,16 +56,21 @@ impl ListingCache {
             tools: serde_json::from_value(value.get("tools")?.clone()).ok()?,
             // A listing without the field predates it: not trusted to be complete.
             task_required: serde_json::from_value(value.get("task_required")?.clone()).ok()?,
+            offers: value
+                .get("offers")
+                .and_then(|o| serde_json::from_value(o.clone()).ok())
+                .unwrap_or_default(),
         })
     }
 
     /// Save `tools` as the listing of `server` (failures are logged, never fatal).
     pub fn store(&self, server: &ResolvedServer, listing: &ToolListing) {
         let value = json!({
-            "key": key(server),
+            "key": listing_key(server),
             "written": now_secs(),
             "tools": listing.tools,
             "task_required": listing.task_required,
+            "offers": listing.offers,
         });
         let path = self.file(&server.name);
         let saved = std::fs::create_dir_all(&self.dir).and_then(|()| {
@@ -88,7 +93,7 @@ impl ListingCache {
 }
 
 /// What a listing depends on, hashed.
-fn key(server: &ResolvedServer) -> String {
+pub(super) fn listing_key(server: &ResolvedServer) -> String {
     let basis = format!(
         "{}\0{:?}\0{:?}",
         env!("CARGO_PKG_VERSION"),
@@ -98,7 +103,7 @@ fn key(server: &ResolvedServer) -> String {
     format!("{:016x}", fnv1a(basis.bytes()))
 }
 
-fn now_secs() -> u64 {
+pub(super) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -125,6 +130,10 @@ mod tests {
         ToolListing {
             tools: names.iter().map(|n| tool(n)).collect(),
             task_required: task_required.iter().map(|n| n.to_string()).collect(),
+            offers: crate::mcp::resources::Offers {
+                resources: true,
+                prompts: false,
+            },
         }
     }
 
@@ -144,7 +153,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = ListingCache::new(dir.path());
         let s = server("a");
-        let value = json!({"key": key(&s), "written": now_secs(), "tools": [tool("x")]});
+        let value = json!({"key": listing_key(&s), "written": now_secs(), "tools": [tool("x")]});
         std::fs::write(dir.path().join("s.json"), value.to_string()).unwrap();
         assert!(cache.load(&s).is_none());
     }
@@ -163,8 +172,7 @@ mod tests {
         let cache = ListingCache::new(dir.path());
         let s = server("a");
         let old = now_secs() - MAX_AGE.as_secs() - 10;
-        let value =
-            json!({"key": key(&s), "written": old, "tools": [tool("x")], "task_required": []});
+        let value = json!({"key": listing_key(&s), "written": old, "tools": [tool("x")], "task_required": []});
         std::fs::write(dir.path().join("s.json"), value.to_string()).unwrap();
         assert!(cache.load(&s).is_none());
     }

@@ -97,6 +97,16 @@ impl McpManager {
         })
     }
 
+    /// True when `name` is the toolset (`mcp-<server>`) or alias (`<server>`) of a
+    /// configured server, registered or not yet (it may still be connecting).
+    pub fn owns_toolset(&self, name: &str) -> bool {
+        self.clients
+            .iter()
+            .map(|c| c.name().to_string())
+            .chain(self.inert.iter().map(|s| s.name.clone()))
+            .any(|server| name == server || name == super::registration::toolset_name(&server))
+    }
+
     /// True when no server is configured.
     pub fn is_empty(&self) -> bool {
         self.clients.is_empty() && self.inert.is_empty()

@@ -135,6 +135,7 @@ pub fn spawn(
         source,
     })?;
     let pid = child.id().unwrap_or_default();
+    live_groups::add(pid);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(McpError::Spawn {
             server: server.to_string(),
@@ -247,6 +248,7 @@ impl StdioProcess {
         }
         // Grandchildren that outlived the leader share its group.
         signal_group(self.pid, Signal::Kill);
+        live_groups::remove(self.pid);
         self.finished = true;
         tracing::debug!(server = %self.server, pid = self.pid, how, "MCP server stopped");
     }
@@ -256,8 +258,74 @@ impl Drop for StdioProcess {
     fn drop(&mut self) {
         if !self.finished {
             signal_group(self.pid, Signal::Kill);
+            live_groups::remove(self.pid);
         }
     }
+}
+
+/// Stop every server process group this process started and has not stopped yet, at
+/// once (SIGTERM, up to `grace` for the groups to go, then SIGKILL). For a process
+/// about to exit on a signal (`signals.rs`): no connection is closed politely.
+pub fn stop_every_group_now(grace: Duration) {
+    let groups = live_groups::all();
+    for &pgid in &groups {
+        signal_group(pgid, Signal::Term);
+    }
+    let deadline = std::time::Instant::now() + grace;
+    while std::time::Instant::now() < deadline && groups.iter().any(|&g| group_alive(g)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for &pgid in &groups {
+        signal_group(pgid, Signal::Kill);
+        live_groups::remove(pgid);
+    }
+}
+
+/// The process groups of the servers started and not yet stopped.
+mod live_groups {
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, PoisonError};
+
+    static GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+    pub(super) fn add(pgid: u32) {
+        if pgid > 1 {
+            GROUPS
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(pgid);
+        }
+    }
+
+    pub(super) fn remove(pgid: u32) {
+        GROUPS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&pgid);
+    }
+
+    pub(super) fn all() -> Vec<u32> {
+        GROUPS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .copied()
+            .collect()
+    }
+}
+
+#[cfg(unix)]
+fn group_alive(pgid: u32) -> bool {
+    i32::try_from(pgid)
+        .ok()
+        .filter(|&pgid| pgid > 1)
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(tools_core::environments::group_has_live_members)
+}
+
+#[cfg(not(unix))]
+fn group_alive(_pgid: u32) -> bool {
+    false
 }
 
 #[derive(Clone, Copy, Debug)]

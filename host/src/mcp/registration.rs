@@ -17,6 +17,7 @@ use tools_core::{Parallelism, Registry, ToolEntry, ToolHandler, ToolSource};
 
 use super::client::ServerClient;
 use super::naming::NameAllocator;
+use super::resources::Utility;
 use super::results::error_value;
 use super::session::ToolListing;
 use super::task_support;
@@ -152,6 +153,7 @@ pub fn register_tools(
             }
         }
     }
+    register_utilities(registry, client, listing, &mut report);
     let current: BTreeSet<&String> = report.registered.iter().collect();
     for old in previous {
         if !current.contains(old)
@@ -168,6 +170,70 @@ pub fn register_tools(
     }
     report.registered.sort();
     report
+}
+
+/// The resource and prompt tools the server offers (`resources.rs`); a server tool
+/// with the same raw name keeps the name.
+fn register_utilities(
+    registry: &Registry,
+    client: &Arc<ServerClient>,
+    listing: &ToolListing,
+    report: &mut Registration,
+) {
+    let server = client.name();
+    for utility in Utility::ALL {
+        let raw = utility.raw_name();
+        if !utility.wanted(listing.offers, client.filter())
+            || listing.tools.iter().any(|t| t.name == raw)
+        {
+            continue;
+        }
+        let name = format!(
+            "{}{}__{raw}",
+            super::naming::PREFIX,
+            super::naming::sanitize(server)
+        );
+        if registry
+            .get(&name)
+            .is_some_and(|e| !matches!(e.source, ToolSource::Mcp(_)))
+        {
+            continue;
+        }
+        let entry = ToolEntry::builder(name.clone(), toolset_name(server))
+            .description(utility.description(server))
+            .parameters(utility.parameters())
+            .handler(utility_handler(
+                Arc::downgrade(client),
+                utility,
+                name.clone(),
+            ))
+            .parallelism(Parallelism::Safe)
+            .emoji("🔌")
+            .source(ToolSource::Mcp(server.to_string()))
+            .build();
+        match entry {
+            Ok(entry) => {
+                registry.register(entry);
+                report.registered.push(name);
+            }
+            Err(err) => tracing::warn!(server, tool = raw, %err, "MCP utility tool skipped"),
+        }
+    }
+}
+
+fn utility_handler(client: Weak<ServerClient>, utility: Utility, wire: String) -> ToolHandler {
+    ToolHandler::from_async(move |args, ctx| {
+        let client = client.upgrade();
+        let wire = wire.clone();
+        async move {
+            Ok(match client {
+                Some(client) => client.utility(utility, &wire, args, &ctx).await,
+                None => error_value(&format!(
+                    "MCP tool {wire} is no longer available: its server was shut down"
+                )),
+            })
+        }
+    })
 }
 
 /// Remove every tool `names` of `server` (shutdown of a misbehaving server is not a

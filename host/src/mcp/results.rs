@@ -123,24 +123,11 @@ fn content_text(
                 server,
                 media_dir,
             )),
-            ContentBlock::Resource(embedded) => match &embedded.resource {
-                ResourceContents::TextResourceContents { uri, text, .. } => {
-                    parts.push(format!("[resource {uri}]\n{text}"))
+            ContentBlock::Resource(embedded) => {
+                if let Some((uri, text)) = resource_text(server, &embedded.resource, media_dir) {
+                    parts.push(format!("[resource {uri}]\n{text}"));
                 }
-                ResourceContents::BlobResourceContents {
-                    uri,
-                    mime_type,
-                    blob,
-                    ..
-                } => {
-                    let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
-                    let line = media_line("resource", mime, blob, server, media_dir);
-                    parts.push(format!("[resource {uri}] {line}"));
-                }
-                other => {
-                    tracing::warn!(server, resource = ?other, "unsupported MCP resource dropped");
-                }
-            },
+            }
             ContentBlock::ResourceLink(link) => {
                 let mut line = format!("[resource link: {}", link.uri);
                 if !link.name.is_empty() {
@@ -149,6 +136,12 @@ fn content_text(
                 if let Some(description) = &link.description {
                     line.push_str(&format!(" — {description}"));
                 }
+                // The model reads it through the server's own resource tool.
+                line.push_str(&format!(
+                    "; read it with {}{}__read_resource",
+                    super::naming::PREFIX,
+                    super::naming::sanitize(server)
+                ));
                 line.push(']');
                 parts.push(line);
             }
@@ -158,6 +151,55 @@ fn content_text(
         }
     }
     parts.join("\n")
+}
+
+/// A resource's URI and readable content: its text, or for binary content the line
+/// naming the file it was saved to. `None` for content kinds toolhost cannot show.
+pub fn resource_text(
+    server: &str,
+    resource: &ResourceContents,
+    media_dir: &Path,
+) -> Option<(String, String)> {
+    match resource {
+        ResourceContents::TextResourceContents { uri, text, .. } => {
+            Some((uri.clone(), text.clone()))
+        }
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => {
+            let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
+            let text = textual_blob(mime, blob)
+                .unwrap_or_else(|| media_line("resource", mime, blob, server, media_dir));
+            Some((uri.clone(), text))
+        }
+        other => {
+            tracing::warn!(server, resource = ?other, "unsupported MCP resource dropped");
+            None
+        }
+    }
+}
+
+/// Largest text blob shown inline rather than saved to a file.
+const INLINE_TEXT_BLOB: usize = 64 * 1024;
+
+/// A base64 blob whose type is text (`text/*`, JSON, XML) and whose bytes are UTF-8,
+/// as text: a model reads it directly.
+fn textual_blob(mime: &str, blob: &str) -> Option<String> {
+    let essence = mime.split(';').next().unwrap_or("").trim();
+    let textual = essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(essence, "application/json" | "application/xml");
+    if !textual || blob.len() > INLINE_TEXT_BLOB * 4 / 3 + 4 {
+        return None;
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(blob.trim())
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// Save base64 `data` and describe where it went.
@@ -424,7 +466,7 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            text.starts_with("[resource file:///x.pdf] [resource application/pdf, 4 bytes"),
+            text.starts_with("[resource file:///x.pdf]\n[resource application/pdf, 4 bytes"),
             "{text}"
         );
     }

@@ -62,6 +62,8 @@ pub struct ToolListing {
     pub tools: Vec<Tool>,
     /// Raw names of the tools that can only be called as MCP tasks (`task_support.rs`).
     pub task_required: BTreeSet<String>,
+    /// Whether the server offers resources and prompts (`resources.rs`).
+    pub offers: super::resources::Offers,
 }
 
 /// A connected server.
@@ -232,7 +234,23 @@ impl Session {
         Ok(ToolListing {
             tools,
             task_required: self.tap.required(),
+            offers: self.offers(),
         })
+    }
+
+    /// What the server said it offers besides tools.
+    pub fn offers(&self) -> super::resources::Offers {
+        let info = self.peer.peer_info();
+        let capabilities = info.as_ref().map(|info| &info.capabilities);
+        super::resources::Offers {
+            resources: capabilities.is_some_and(|c| c.resources.is_some()),
+            prompts: capabilities.is_some_and(|c| c.prompts.is_some()),
+        }
+    }
+
+    /// The rmcp peer, for the requests `resources.rs` makes.
+    pub(super) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
     }
 
     /// Call `tool` with `arguments`, bounded by `timeout`; `cancel` sends
