@@ -247,7 +247,10 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
     })?;
     super::warn_missing_bundle(&host);
     let selection = args.selection.selection(&host)?;
-    for name in unknown_toolsets(&host.registry, &host.toolsets, &selection) {
+    for name in unknown_toolsets(&host.registry, &host.toolsets, &selection)
+        .into_iter()
+        .filter(|name| !host.mcp.owns_toolset(name))
+    {
         eprintln!("toolhost: unknown toolset {name:?} (ignored)");
     }
     let core = Arc::new(ServerCore {
@@ -256,6 +259,7 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
         selection,
         elicitation,
         progress_interval,
+        mcp_ready: host.mcp.readiness(),
     });
     let runtime =
         tools_core::bridge::shared_runtime().map_err(|e| CliError::Input(e.to_string()))?;

@@ -159,6 +159,9 @@ impl ServerClient {
         let mut slot = self.session.lock().await;
         match self.open_session().await {
             Ok(session) => *slot = Some(session),
+            Err(_) if self.stop.is_cancelled() => {
+                tracing::debug!(server = %self.config.name, "MCP connection abandoned: shutting down");
+            }
             Err(err) => {
                 tracing::warn!(server = %self.config.name, error = %one_line(&redact(&err.to_string())), "MCP server not connected");
             }

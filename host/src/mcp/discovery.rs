@@ -1,4 +1,5 @@
-//! MCP discovery: connect every enabled server concurrently, register its tools.
+//! MCP discovery: connect the enabled servers a command needs ([`McpScope`]),
+//! concurrently, and register their tools; `mcp serve` does it in the background.
 //!
 //! Each server is bounded by its own `connect_timeout`; servers connect in parallel, so
 //! one dead or slow server never delays the others, and the whole step never takes
@@ -23,6 +24,7 @@ use super::interpolate::process_env;
 use super::listing_cache::ListingCache;
 use super::manager::McpManager;
 use super::process::{MAX_DEPTH, current_depth};
+use super::readiness::{Pending, Readiness};
 use super::status::{ServerState, ServerStatus};
 
 /// Environment variable that switches MCP (and plugins) off for a process.
@@ -164,9 +166,10 @@ impl DiscoveryOptions {
     }
 }
 
-/// Connect to every server of `servers` and register their tools into `registry`.
-/// Blocks until every server has connected or failed (each within its
-/// `connect_timeout`). Callable from any thread, inside a runtime or not.
+/// Connect to the servers of `servers` the scope needs and register their tools into
+/// `registry`. Blocks until each has connected or failed (within its
+/// `connect_timeout`), except for [`McpScope::Background`]. Callable from any thread,
+/// inside a runtime or not.
 pub fn discover(
     servers: &BTreeMap<String, McpServerSettings>,
     registry: &Arc<Registry>,
@@ -200,13 +203,16 @@ pub async fn discover_async(
     let (clients, inert) = prepare(servers, registry, options, &runtime);
     // Before any server process starts: a signal must not orphan one.
     super::signals::install(&runtime);
-    let connecting = runtime.spawn(connect_all(clients.clone(), options.scope.clone()));
+    let (readiness, pending) = Readiness::pending(clients.len());
+    let connecting = runtime.spawn(connect_all(clients.clone(), options.scope.clone(), pending));
     if !options.scope.in_background()
         && let Err(err) = connecting.await
     {
         tracing::error!(%err, "MCP discovery could not run");
     }
     McpManager::new(clients, inert, Some(runtime))
+        .with_readiness(readiness)
+        .with_configured(servers.keys().cloned().collect())
 }
 
 /// Build clients for usable, enabled servers; statuses for the rest.
@@ -269,15 +275,18 @@ fn prepare(
 /// Connect what `scope` asks for: everything for [`McpScope::All`]; otherwise a server
 /// with a cached listing waits for its first call and one with a remembered failure
 /// is left alone (until its back-off ends).
-async fn connect_all(clients: Vec<Arc<ServerClient>>, scope: McpScope) {
+async fn connect_all(clients: Vec<Arc<ServerClient>>, scope: McpScope, pending: Pending) {
     let mut set = tokio::task::JoinSet::new();
     for client in clients {
         if scope != McpScope::All && (client.adopt_cached() || client.adopt_remembered_failure()) {
+            pending.done();
             continue;
         }
         set.spawn(async move { client.connect().await });
     }
-    while set.join_next().await.is_some() {}
+    while set.join_next().await.is_some() {
+        pending.done();
+    }
 }
 
 fn inert_manager(

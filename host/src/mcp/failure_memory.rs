@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::config::ResolvedServer;
-use super::listing_cache::{listing_key, now_secs};
+use super::listing_cache::{listing_key, now_secs, save_state};
 use super::naming::sanitize;
 
 /// Back-off after the first failure.
@@ -105,13 +105,8 @@ impl FailureMemory {
             "failures": failures,
             "error": error,
         });
-        let path = self.file(&server.name);
-        let saved = std::fs::create_dir_all(&self.dir).and_then(|()| {
-            tools_core::atomic_file::write_atomic(&path, value.to_string().as_bytes())
-        });
-        if let Err(err) = saved {
-            tracing::debug!(server = %server.name, path = %path.display(), %err, "could not remember the MCP server's failure");
-        }
+        let what = "the MCP server's failure";
+        save_state(&self.dir, &self.file(&server.name), &value, what);
     }
 
     /// Forget the failures of `server` (it connected).

@@ -72,13 +72,12 @@ impl ListingCache {
             "task_required": listing.task_required,
             "offers": listing.offers,
         });
-        let path = self.file(&server.name);
-        let saved = std::fs::create_dir_all(&self.dir).and_then(|()| {
-            tools_core::atomic_file::write_atomic(&path, value.to_string().as_bytes())
-        });
-        if let Err(err) = saved {
-            tracing::debug!(server = %server.name, path = %path.display(), %err, "could not cache the MCP tool listing");
-        }
+        save_state(
+            &self.dir,
+            &self.file(&server.name),
+            &value,
+            "the MCP tool listing",
+        );
     }
 
     /// Forget the listing of `server`.
@@ -101,6 +100,16 @@ pub(super) fn listing_key(server: &ResolvedServer) -> String {
         server.tools
     );
     format!("{:016x}", fnv1a(basis.bytes()))
+}
+
+/// Write `value` to `path` under `dir` (created), atomically; a failure is logged at
+/// debug level, never fatal: these files only save work.
+pub(super) fn save_state(dir: &Path, path: &Path, value: &Value, what: &str) {
+    let saved = std::fs::create_dir_all(dir)
+        .and_then(|()| tools_core::atomic_file::write_atomic(path, value.to_string().as_bytes()));
+    if let Err(err) = saved {
+        tracing::debug!(path = %path.display(), %err, "could not save {what}");
+    }
 }
 
 pub(super) fn now_secs() -> u64 {

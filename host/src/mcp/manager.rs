@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::runtime::Handle;
 
 use super::client::ServerClient;
+use super::readiness::Readiness;
 use super::status::{ServerState, ServerStatus};
 
 /// The MCP servers of a running toolhost.
@@ -19,6 +20,9 @@ pub struct McpManager {
     inert: Vec<ServerStatus>,
     runtime: Option<Handle>,
     shut_down: AtomicBool,
+    readiness: Readiness,
+    /// Every configured server's name, started or not.
+    configured: Vec<String>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -44,6 +48,8 @@ impl McpManager {
             inert: Vec::new(),
             runtime: None,
             shut_down: AtomicBool::new(false),
+            readiness: Readiness::default(),
+            configured: Vec::new(),
         }
     }
 
@@ -57,7 +63,24 @@ impl McpManager {
             inert,
             runtime,
             shut_down: AtomicBool::new(false),
+            readiness: Readiness::default(),
+            configured: Vec::new(),
         }
+    }
+
+    pub(super) fn with_readiness(mut self, readiness: Readiness) -> Self {
+        self.readiness = readiness;
+        self
+    }
+
+    pub(super) fn with_configured(mut self, names: Vec<String>) -> Self {
+        self.configured = names;
+        self
+    }
+
+    /// The servers still connecting in the background (`mcp serve`).
+    pub fn readiness(&self) -> Readiness {
+        self.readiness.clone()
     }
 
     /// Status of every configured server, in configuration (name) order.
@@ -98,13 +121,15 @@ impl McpManager {
     }
 
     /// True when `name` is the toolset (`mcp-<server>`) or alias (`<server>`) of a
-    /// configured server, registered or not yet (it may still be connecting).
+    /// configured server, registered or not (it may still be connecting, or not be
+    /// needed by this command).
     pub fn owns_toolset(&self, name: &str) -> bool {
-        self.clients
+        self.configured
             .iter()
-            .map(|c| c.name().to_string())
-            .chain(self.inert.iter().map(|s| s.name.clone()))
-            .any(|server| name == server || name == super::registration::toolset_name(&server))
+            .map(String::as_str)
+            .chain(self.clients.iter().map(|c| c.name()))
+            .chain(self.inert.iter().map(|s| s.name.as_str()))
+            .any(|server| name == server || name == super::registration::toolset_name(server))
     }
 
     /// True when no server is configured.

@@ -1,9 +1,11 @@
 //! MCP both ways, with rmcp kept behind this module (its major version moves fast: a
-//! bump should touch only `session.rs`, `rmcp_errors.rs`, `client_handler.rs` and
-//! `server/`).
+//! bump should touch only `session.rs`, `resources.rs`, `rmcp_errors.rs`,
+//! `client_handler.rs` and `server/`).
 //!
-//! - Client: `[mcp_servers.NAME]` sections ([`config`]) are connected concurrently at
-//!   startup ([`discovery`]); each server's tools are registered as
+//! - Client: `[mcp_servers.NAME]` sections ([`config`]) are connected concurrently,
+//!   only those a command needs and, where a cached listing stands in, only at their
+//!   first call ([`discovery`], [`failure_memory`], [`signals`]); each server's tools
+//!   and its resource/prompt tools ([`resources`]) are registered as
 //!   `mcp__<server>__<tool>` ([`naming`], [`registration`]) in toolset `mcp-<server>`.
 //!   Calls go through [`client::ServerClient`] (circuit breaker, reconnect, timeouts,
 //!   cancellation) and come back as `{"result"}` / `{"error"}` JSON ([`results`]). Stdio
@@ -28,6 +30,7 @@ pub mod manager;
 pub mod naming;
 pub mod process;
 pub mod progress_relay;
+pub mod readiness;
 pub mod registration;
 pub mod resources;
 pub mod results;

@@ -82,9 +82,19 @@ fn discovery_registers_named_filtered_tools() {
     let clock = server(&list, "clock");
     assert_eq!(clock["status"], "connected", "{clock}");
     assert_eq!(clock["transport"], "stdio");
-    // include wins over exclude.
-    assert_eq!(clock["tools"], json!(["mcp__clock__get_current_time"]));
-    assert_eq!(clock["tool_count"], 1);
+    // include wins over exclude; the server (Python SDK) advertises resources and
+    // prompts, so their four tools come too (Hermes does the same).
+    assert_eq!(
+        clock["tools"],
+        json!([
+            "mcp__clock__get_current_time",
+            "mcp__clock__get_prompt",
+            "mcp__clock__list_prompts",
+            "mcp__clock__list_resources",
+            "mcp__clock__read_resource"
+        ])
+    );
+    assert_eq!(clock["tool_count"], 5);
     assert_eq!(clock["skipped_tools"][0]["name"], "convert_time");
     assert!(
         clock["server_version"]
@@ -207,7 +217,17 @@ fn streamable_http_transport() {
     let web = &list[0];
     assert_eq!(web["status"], "connected", "{web}");
     assert_eq!(web["transport"], "http");
-    assert_eq!(web["tools"], json!(["mcp__web__echo", "mcp__web__get-sum"]));
+    assert_eq!(
+        web["tools"],
+        json!([
+            "mcp__web__echo",
+            "mcp__web__get-sum",
+            "mcp__web__get_prompt",
+            "mcp__web__list_prompts",
+            "mcp__web__list_resources",
+            "mcp__web__read_resource"
+        ])
+    );
     let out = run(&["call", "mcp__web__echo", r#"{"message": "over http"}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout_json(&out), json!({"result": "Echo: over http"}));
@@ -439,7 +459,16 @@ fn core_and_plugin_names_win_and_tools_join_their_toolset() {
         .into_iter()
         .find(|s| s.name == "time")
         .unwrap();
-    assert_eq!(time.tools, vec!["mcp__time__get_current_time"]);
+    assert_eq!(
+        time.tools,
+        vec![
+            "mcp__time__get_current_time",
+            "mcp__time__get_prompt",
+            "mcp__time__list_prompts",
+            "mcp__time__list_resources",
+            "mcp__time__read_resource"
+        ]
+    );
     assert!(time.skipped_tools[0].reason.contains("taken by core tool"));
 
     let entry = registry.get("mcp__time__get_current_time").unwrap();

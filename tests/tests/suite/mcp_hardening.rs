@@ -96,6 +96,47 @@ fn stdio_serve_answers_bad_json_with_parse_error() {
 }
 
 #[test]
+fn stdio_serve_says_method_not_found_for_methods_it_does_not_serve() {
+    let home = TestHome::new();
+    let mut serve = RawServe::start(&home, &["--toolsets", "file"]);
+    let methods = [
+        "resources/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "foo/bar",
+    ];
+    for (id, method) in methods.iter().enumerate() {
+        let params = json!({"uri": "file:///x", "name": "x"});
+        serve.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        let answer = serve.answer();
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+        assert_eq!(
+            answer["error"]["message"],
+            format!("Method not found: {method}"),
+            "{answer}"
+        );
+    }
+    serve.finish();
+}
+
+#[test]
+fn stdio_serve_rejects_a_cursor_it_never_handed_out() {
+    let home = TestHome::new();
+    let mut serve = RawServe::start(&home, &["--toolsets", "file"]);
+    serve.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"bogus"}}"#);
+    let answer = serve.answer();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    serve.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let answer = serve.answer();
+    assert!(answer["result"]["nextCursor"].is_null(), "{answer}");
+    assert!(!answer["result"]["tools"].as_array().unwrap().is_empty());
+    serve.finish();
+}
+
+#[test]
 fn stdio_serve_answers_wrong_typed_params_with_invalid_params() {
     let home = TestHome::new();
     let mut serve = RawServe::start(&home, &["--toolsets", "file"]);
@@ -327,7 +368,16 @@ fn schema_uses_a_cached_listing_and_calls_connect_on_demand() {
     ));
     let third = home.run(&["schema"], None);
     assert_eq!(starts(&marker), 2);
-    assert_eq!(names(&third), ["mcp__time__get_current_time"]);
+    assert_eq!(
+        names(&third),
+        [
+            "mcp__time__get_current_time",
+            "mcp__time__get_prompt",
+            "mcp__time__list_prompts",
+            "mcp__time__list_resources",
+            "mcp__time__read_resource"
+        ]
+    );
 }
 
 /// A home whose one MCP server is server-filesystem rooted at `root`, and the result of
@@ -725,6 +775,23 @@ impl HttpServe {
         (status, session)
     }
 
+    /// POST `body` to `/mcp` with `Content-Type: application/json`; the whole response.
+    fn post_raw(&self, body: &str) -> String {
+        let authority = self.authority();
+        let text = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        stream.write_all(text.as_bytes()).unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+    }
+
     fn initialize(&self, headers: &[(&str, &str)]) -> (u16, Option<String>) {
         let body = json!({
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -740,6 +807,20 @@ impl Drop for HttpServe {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn http_answers_a_malformed_json_body_with_400_and_a_parse_error() {
+    let home = TestHome::new();
+    let serve = HttpServe::start(&home, &[]);
+    for body in ["{not json", r#"{"jsonrpc": "2.0", "id": 1}"#, "[]"] {
+        let response = serve.post_raw(body);
+        assert!(response.starts_with("HTTP/1.1 400"), "{body}: {response}");
+        let (_, payload) = response.split_once("\r\n\r\n").expect("a body");
+        let payload: Value = serde_json::from_str(payload.trim()).expect("a JSON body");
+        assert_eq!(payload["error"]["code"], -32700, "{body}: {payload}");
+        assert_eq!(payload["id"], Value::Null);
     }
 }
 

@@ -38,6 +38,10 @@ fn python_client_over_stdio() {
         json!([
             "mcp__everything__echo",
             "mcp__everything__get-sum",
+            "mcp__everything__get_prompt",
+            "mcp__everything__list_prompts",
+            "mcp__everything__list_resources",
+            "mcp__everything__read_resource",
             "mcp__everything__trigger-long-running-operation"
         ])
     );
@@ -98,6 +102,10 @@ fn toolhost_client_against_toolhost_server_over_stdio() {
         json!([
             "mcp__inner__mcp__time__convert_time",
             "mcp__inner__mcp__time__get_current_time",
+            "mcp__inner__mcp__time__get_prompt",
+            "mcp__inner__mcp__time__list_prompts",
+            "mcp__inner__mcp__time__list_resources",
+            "mcp__inner__mcp__time__read_resource",
             "mcp__inner__patch",
             "mcp__inner__read_file",
             "mcp__inner__search_files",

@@ -101,6 +101,7 @@ impl Served {
             selection: ToolsetSelection::default(),
             elicitation,
             progress_interval: Duration::from_secs(1),
+            mcp_ready: Default::default(),
         });
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

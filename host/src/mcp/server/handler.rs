@@ -14,9 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -49,6 +51,8 @@ pub struct ServerCore {
     pub elicitation: Arc<ElicitationRouter>,
     /// Heartbeat interval for calls that asked for progress.
     pub progress_interval: Duration,
+    /// MCP servers still connecting: `tools/list` waits a little for them.
+    pub mcp_ready: crate::mcp::readiness::Readiness,
 }
 
 /// The handler of one MCP session.
@@ -134,15 +138,75 @@ impl ServerHandler for ToolhostServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // Every tool is listed in one page, without a nextCursor: any cursor is one
+        // toolhost never handed out.
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "Invalid cursor {cursor:?}: toolhost lists every tool in one page and hands out no cursors"
+                ),
+                None,
+            ));
+        }
         let core = &self.core;
+        core.mcp_ready.wait(crate::mcp::readiness::LIST_GRACE).await;
         let tools = exposed_tools(core.dispatcher.registry(), &core.toolsets, &core.selection)
             .into_iter()
             .map(|exposed| self.tool(exposed))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    // Not served: rmcp's defaults answer with the bare method name as the message.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(method_not_found("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(method_not_found("resources/templates/list"))
+    }
+
+    async fn read_resource(
+        &self,
+        _request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Err(method_not_found("resources/read"))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(method_not_found("prompts/list"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Err(method_not_found("prompts/get"))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(method_not_found(&request.method))
     }
 
     async fn call_tool(
@@ -241,6 +305,15 @@ fn structured_result(text: &str, schema: &rmcp::model::JsonObject) -> Option<Val
         (other, _) => other.clone(),
     };
     Some(serde_json::json!({ only.clone(): value }))
+}
+
+/// `-32601` with a message that says what it means (`Method not found: prompts/get`).
+pub fn method_not_found(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method}"),
+        None,
+    )
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! accepted only from `localhost`/loopback origins (any port: the Inspector's web UI,
 //! a local dev page) and the origins given with `--allow-origin`; any other origin is
 //! refused with 403, so a web page cannot drive the tools through the user's browser.
+//! A POST declared `application/json` whose body is not a JSON-RPC message gets 400
+//! with a JSON-RPC `-32700` error (rmcp says 415).
 //! MCP is served on `/mcp` only; every other path answers 404. `DELETE /mcp` with a
 //! session id ends that session (200; 404 for an unknown session).
 
@@ -174,10 +176,17 @@ pub async fn serve_http_with_origins(
                                 }
                             }
                         }
-                        Ok(service
-                            .handle(request)
-                            .await
-                            .map(http_body_util::Either::Left))
+                        let json_body = request.method() == hyper::Method::POST
+                            && declares_json(request.headers());
+                        let response = service.handle(request).await;
+                        // rmcp answers a body that is not JSON-RPC with 415; the
+                        // transport spec wants 400 with a JSON-RPC parse error.
+                        if json_body
+                            && response.status() == hyper::StatusCode::UNSUPPORTED_MEDIA_TYPE
+                        {
+                            return Ok(parse_error());
+                        }
+                        Ok(response.map(http_body_util::Either::Left))
                     }
                 });
                 let conn = hyper::server::conn::http1::Builder::new()
@@ -214,6 +223,34 @@ fn plain<L>(
         format!("{text}\n"),
     )));
     *response.status_mut() = status;
+    response
+}
+
+/// True when the request says its body is JSON.
+fn declares_json(headers: &hyper::HeaderMap) -> bool {
+    headers
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// `400` with a JSON-RPC `-32700` error: the body was declared JSON but is not a
+/// JSON-RPC message.
+fn parse_error<L>() -> hyper::Response<http_body_util::Either<L, FullBody>> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32700, "message": "Parse error: the request body is not a JSON-RPC message"},
+    });
+    let mut response = hyper::Response::new(http_body_util::Either::Right(FullBody::from(
+        body.to_string(),
+    )));
+    *response.status_mut() = hyper::StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
     response
 }
 

@@ -103,6 +103,7 @@ async fn connect(
         selection: ToolsetSelection::default(),
         elicitation: Arc::new(ElicitationRouter::default()),
         progress_interval: Duration::from_millis(200),
+        mcp_ready: Default::default(),
     });
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let server = tokio::spawn(ToolhostServer::new(core).serve(tokio::io::split(server_io)));
@@ -177,6 +178,7 @@ async fn a_call_without_a_progress_token_is_kept_alive_with_pings() {
         selection: ToolsetSelection::default(),
         elicitation: Arc::new(ElicitationRouter::default()),
         progress_interval: Duration::from_millis(200),
+        mcp_ready: Default::default(),
     });
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let server = tokio::spawn(ToolhostServer::new(core).serve(tokio::io::split(server_io)));
