@@ -91,6 +91,8 @@ mod prompt {
     }
 }
 #[cfg(test)]
+mod category_corpus_tests;
+#[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
 mod differential_tests;

@@ -415,6 +415,13 @@ pub(crate) fn unknowns_empty(path: &str) -> Option<String> {
 }
 
 /// True for files whose content is a secret (private keys, credential stores).
+/// The kernel's power-state switches (`/sys/power/state`, `/sys/power/disk`): writing one
+/// suspends or hibernates the machine.
+pub(crate) fn is_power_control(path: &str) -> bool {
+    let (_, _, parts) = components(path);
+    parts.len() == 3 && parts[0] == "sys" && parts[1] == "power" && parts[2] != "wakeup_count"
+}
+
 pub(crate) fn is_secret_file(path: &str) -> bool {
     if let Some(expanded) = user_home(path) {
         return is_secret_file(&expanded);

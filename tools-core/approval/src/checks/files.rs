@@ -41,6 +41,9 @@ pub(crate) fn write_target_via(az: &mut Analyzer, target: &Arg<'_>, via: Via) {
         az.flag_rule(&rules::REVERSE_SHELL);
         return;
     }
+    if paths::is_power_control(target.as_str()) {
+        az.flag_rule(&rules::POWER_STATE);
+    }
     let class = classify(target.as_str(), target.dynamic);
     let finding = match class {
         PathClass::RawDevice => Finding::new(&rules::WRITE_DEVICE),
@@ -240,6 +243,14 @@ pub(crate) fn find(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Sourc
                         az.flag_rule(&rules::FIND_EXEC_RM);
                         hardline(az);
                     }
+                    if let Some(start) = start_paths.iter().find(|a| {
+                        let a = az.resolve(a);
+                        classify(a.as_str(), a.dynamic) == worst_start.unwrap_or(PathClass::Other)
+                    }) && worst_start.is_some()
+                        && destroys_each(inner, start)
+                    {
+                        az.flag_rule(&rules::MASS_OVERWRITE);
+                    }
                     run(az, inner, &Source::Plain);
                 }
                 j = end;
@@ -255,6 +266,37 @@ pub(crate) fn find(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Sourc
         j += 1;
     }
     stdin.taint().unwrap_or_default()
+}
+
+/// Whether `find START ... -exec CMD {}` empties, overwrites or deletes each file it finds:
+/// the command is judged on a probe with `{}` standing for START itself (`truncate -s0 /`,
+/// `cp /dev/null /etc`, `sh -c ': > "$1"' _ /usr`), and any write or delete finding on it
+/// counts.
+fn destroys_each(inner: &[Arg<'_>], start: &Arg<'_>) -> bool {
+    let probe_args: Vec<Arg<'_>> = inner
+        .iter()
+        .map(|a| {
+            if a.as_str().contains("{}") {
+                Arg::literal(a.as_str().replace("{}", start.as_str()))
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    let mut probe = Analyzer::new();
+    run(&mut probe, &probe_args, &Source::Plain);
+    probe.findings.iter().any(|f| {
+        f.rule.hardline
+            || [
+                &rules::SYSTEM_CONFIG,
+                &rules::SENSITIVE_FILE,
+                &rules::RM_SYSTEM_PATH,
+                &rules::DD_OVERWRITE,
+                &rules::LOG_WIPE,
+            ]
+            .iter()
+            .any(|r| std::ptr::eq(*r, f.rule))
+    })
 }
 
 /// True when the octal or symbolic `mode` makes a file writable by others.

@@ -18,6 +18,7 @@ pub(crate) mod git;
 pub(crate) mod infra;
 pub(crate) mod launch;
 pub(crate) mod net;
+pub(crate) mod state;
 pub(crate) mod system;
 
 use super::analyze::Analyzer;
@@ -286,7 +287,13 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "crontab" => system::crontab(az, args, stdin),
         "hermes" => system::hermes(az, args),
         // --- containers, clusters, infrastructure -------------------------------------------
-        "docker" | "podman" | "nerdctl" => infra::docker(az, args),
+        "docker" | "podman" | "nerdctl" => {
+            state::engine_reset(az, args);
+            infra::docker(az, args);
+        }
+        "zpool" | "zfs" | "lvremove" | "vgremove" | "pvremove" | "lvm" | "mdadm" | "dmsetup" => {
+            state::storage(az, name, args)
+        }
         "docker-compose" | "podman-compose" => infra::compose(az, &args[1..]),
         "kubectl" | "oc" => infra::kubectl(az, args),
         "helm" => infra::helm(az, args),

@@ -213,6 +213,13 @@ pub(crate) fn systemctl(az: &mut Analyzer, args: &[Arg<'_>]) {
         "start" | "isolate" | "restart" if power_target => {
             az.flag(Finding::with(&rules::SHUTDOWN, "systemctl poweroff/reboot"));
         }
+        v if super::state::is_power_state(v) => az.flag_rule(&rules::POWER_STATE),
+        "start" | "isolate" | "restart" | "reload-or-restart" | "try-restart"
+            if units.iter().copied().any(super::state::is_power_state) =>
+        {
+            az.flag_rule(&rules::POWER_STATE);
+        }
+        "isolate" | "default" => az.flag_rule(&rules::SERVICE_STOP),
         v if STOP_ACTIONS.contains(&v) => az.flag_rule(&rules::SERVICE_STOP),
         _ => {}
     }
@@ -291,6 +298,12 @@ pub(crate) fn loginctl(az: &mut Analyzer, args: &[Arg<'_>]) {
     {
         az.flag_rule(&rules::SHUTDOWN);
     }
+    if args[1..]
+        .iter()
+        .any(|a| super::state::is_power_state(a.as_str()))
+    {
+        az.flag_rule(&rules::POWER_STATE);
+    }
 }
 
 /// Firewall flushes and disables.
@@ -328,6 +341,9 @@ pub(crate) fn firewall(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     };
     if flagged {
         az.flag_rule(&rules::FIREWALL);
+    }
+    if super::state::firewall_lockout(name, &words) {
+        az.flag_rule(&rules::FIREWALL_LOCKOUT);
     }
 }
 
