@@ -51,6 +51,8 @@ pub(crate) struct Analyzer {
     /// Strict mode's proof: `Some(true)` while every command seen only reads (see
     /// [`super::strict`]); `None` when not asked.
     pub strict: Option<bool>,
+    /// Loop variables that take every process id in turn (`for p in $(ps -e -o pid=)`).
+    pub pid_vars: Vec<String>,
     /// Whether the fast path handled the top-level text (for tests and benches).
     pub used_fast_path: bool,
     /// Force the full parser (differential tests of the fast path).
@@ -540,7 +542,7 @@ impl Analyzer {
             }
             Source::Remote => self.flag_downloaded_run(path),
             Source::Decoded => self.flag_rule(&rules::DECODED_TO_SHELL),
-            Source::Produced | Source::Plain => self.flag_rule(&rules::UNRESOLVED),
+            Source::Produced | Source::Plain | Source::Pids => self.flag_rule(&rules::UNRESOLVED),
         }
         true
     }

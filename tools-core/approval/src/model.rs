@@ -19,6 +19,9 @@ pub(crate) enum Source {
     /// The output of a program whose output the analyser cannot know (`make_script`,
     /// `git show HEAD:x`, `sed ... f`): harmless as data, unresolved as code.
     Produced,
+    /// The id of every process on the machine (`ps -e -o pid=`, `pgrep .`, `ls /proc`),
+    /// unfiltered: signalling these is killing everything (`checks::pids`).
+    Pids,
 }
 
 impl Source {

@@ -157,7 +157,15 @@ fn compound_command(
             let literal = values.iter().all(|v| !v.dynamic) && !values.is_empty();
             if !literal {
                 az.forget_var(&f.variable_name);
-                return compound_list(az, &f.body.list, stdin);
+                let pids = values.iter().any(super::checks::pids::lists_all);
+                if pids {
+                    az.pid_vars.push(f.variable_name.clone());
+                }
+                let out = compound_list(az, &f.body.list, stdin);
+                if pids {
+                    az.pid_vars.pop();
+                }
+                return out;
             }
             let mut out = Source::Plain;
             for v in values.iter().take(16) {

@@ -101,7 +101,7 @@ pub(crate) fn stdin_code(az: &mut Analyzer, stdin: &Source, lang: Option<Lang>) 
                 code(az, lang, &text, true);
             }
         },
-        Source::Produced => az.flag_rule(&rules::UNRESOLVED),
+        Source::Produced | Source::Pids => az.flag_rule(&rules::UNRESOLVED),
         Source::Plain => {}
     }
 }

@@ -18,6 +18,7 @@ pub(crate) mod git;
 pub(crate) mod infra;
 pub(crate) mod launch;
 pub(crate) mod net;
+pub(crate) mod pids;
 pub(crate) mod state;
 pub(crate) mod system;
 
@@ -105,6 +106,21 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
         }
         match wrappers::unwrap(az, &name, args) {
             Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
+            Unwrap::Inner(i) if name == "xargs" && *stdin == Source::Pids => {
+                if command_name(args[i].as_str()) == "kill" {
+                    az.flag_rule(&super::rules::KILL_ALL);
+                }
+                args = &args[i..];
+            }
+            Unwrap::Inner(i)
+                if name == "xargs"
+                    && *stdin == Source::Produced
+                    && command_name(args[i].as_str()) == "kill" =>
+            {
+                // Pids looked up by a pipeline (`ps aux | grep x | awk ... | xargs kill`).
+                az.flag_rule(&super::rules::KILL_LOOKUP);
+                args = &args[i..];
+            }
             Unwrap::Inner(i) if name == "xargs" => {
                 // `xargs cmd <<< "words"`: the words are appended to the command.
                 if let Source::Literal(text) = stdin {
@@ -152,6 +168,21 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         // A function defined earlier in the command: its body runs with these arguments.
         // The command's own rules still apply (`command rm` skips the function).
         az.call_function(name, &body, &args[1..]);
+    }
+    if *stdin == Source::Pids {
+        if name == "kill" {
+            pids::kill_targets(az, args, stdin);
+        }
+        let out = pids::filter(name, args);
+        if out == Source::Pids {
+            return out;
+        }
+    }
+    if name == "ls"
+        && let Some(out) = pids::lister(name, args)
+        && out == Source::Pids
+    {
+        return out;
     }
     match name {
         // --- files --------------------------------------------------------------------
@@ -263,7 +294,15 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         // --- git ----------------------------------------------------------------------------
         "git" => git::git(az, args),
         // --- processes, services, system -----------------------------------------------
-        "kill" => system::kill(az, args),
+        "kill" => {
+            system::kill(az, args);
+            pids::kill_targets(az, args, stdin);
+        }
+        "ps" | "pgrep" | "pidof" => {
+            if let Some(out) = pids::lister(name, args) {
+                return out;
+            }
+        }
         "killall5" => system::killall5(az, args),
         "dbus-send" | "busctl" | "gdbus" | "qdbus" | "kexec" => system::power_bus(az, name, args),
         "cryptsetup" | "badblocks" | "hdparm" | "nvme" | "sg_format" => {

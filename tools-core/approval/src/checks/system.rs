@@ -147,6 +147,17 @@ pub(crate) fn pkill(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
             },
         ));
     }
+    let patterns: Vec<&str> = options::operands(&items)
+        .map(|i| filtered[i].as_str())
+        .collect();
+    let root_user = items.iter().any(|item| {
+        matches!(item, Item::Short('u' | 'U', Some(u)) | Item::Long("user", Some(u)) if matches!(*u, "root" | "0"))
+    });
+    if (!patterns.is_empty() && patterns.iter().all(|p| super::pids::matches_everything(p)))
+        || (root_user && patterns.is_empty())
+    {
+        az.flag_rule(&rules::KILL_ALL);
+    }
     for i in options::operands(&items) {
         let pattern = filtered[i].as_str().to_ascii_lowercase();
         if ["hermes", "gateway", "toolhost", "cli.py"]
