@@ -51,6 +51,8 @@ pub(crate) struct Analyzer {
     /// Strict mode's proof: `Some(true)` while every command seen only reads (see
     /// [`super::strict`]); `None` when not asked.
     pub strict: Option<bool>,
+    /// The stdin of the first command of a script fed by an output process substitution.
+    feed: Option<Source>,
     /// Loop variables that take every process id in turn (`for p in $(ps -e -o pid=)`).
     pub pid_vars: Vec<String>,
     /// Whether the fast path handled the top-level text (for tests and benches).
@@ -86,6 +88,18 @@ impl Analyzer {
             ));
         }
         compiled
+    }
+
+    /// Analyse output process substitutions (`> >(sh)`): each reads `output`.
+    pub(crate) fn feed_all(&mut self, feeds: &[String], output: &Source) {
+        for text in feeds {
+            self.feed = Some(match output {
+                Source::Plain => Source::Produced,
+                other => other.clone(),
+            });
+            self.script(text);
+            self.feed = None;
+        }
     }
 
     /// Record a finding with the rule's description.
@@ -152,6 +166,7 @@ impl Analyzer {
             self.strict = Some(false);
         }
         let out = self.command_inner(cmd, stdin, place);
+        self.feed_all(&cmd.feeds, &out);
         for target in &cmd.writes {
             let target = self.resolve(target);
             checks::files::write_target(self, &target, "redirection");
@@ -165,7 +180,10 @@ impl Analyzer {
             Some(Input::Text(text)) => Source::Literal(text.to_string()),
             Some(Input::Tainted(source)) => source.clone(),
             Some(Input::File) => Source::Plain,
-            None => stdin.clone(),
+            None => match self.feed.take() {
+                Some(fed) if *stdin == Source::Plain => fed,
+                _ => stdin.clone(),
+            },
         };
         let Some(first) = cmd.args.first() else {
             return Source::Plain;

@@ -95,7 +95,9 @@ fn command(az: &mut Analyzer, command: &ast::Command, stdin: &Source, place: Pla
                 Some(Input::File) => Source::Plain,
                 None => stdin.clone(),
             };
-            compound_command(az, compound, &stdin, place)
+            let out = compound_command(az, compound, &stdin, place);
+            az.feed_all(&cmd.feeds, &out);
+            out
         }
         ast::Command::Function(def) => {
             let name = def.fname.value.clone();
@@ -321,7 +323,15 @@ fn prefix_or_suffix(
                 }
             }
         }
-        I::ProcessSubstitution(_, sub) => {
+        I::ProcessSubstitution(ast::ProcessSubstitutionKind::Write, sub) => {
+            cmd.feeds.push(sub.list.to_string());
+            cmd.args.push(Arg {
+                text: Cow::Borrowed("/dev/fd/63"),
+                dynamic: true,
+                taint: None,
+            });
+        }
+        I::ProcessSubstitution(ast::ProcessSubstitutionKind::Read, sub) => {
             let source = compound_list(az, &sub.list, &Source::Plain);
             cmd.args.push(Arg {
                 text: Cow::Borrowed("/dev/fd/63"),
@@ -341,15 +351,27 @@ fn redirect(az: &mut Analyzer, r: &ast::IoRedirect, cmd: &mut Cmd<'static>) {
                 words(az, w);
                 cmd.input = Some(Input::File);
             }
+            (_, T::ProcessSubstitution(ast::ProcessSubstitutionKind::Write, sub))
+                if !matches!(kind, K::Read | K::DuplicateInput) =>
+            {
+                cmd.feeds.push(sub.list.to_string());
+            }
             (_, T::ProcessSubstitution(_, sub)) => {
                 let source = compound_list(az, &sub.list, &Source::Plain);
-                if matches!(kind, K::Read) {
-                    cmd.input = Some(match source.taint() {
-                        Some(taint) => Input::Tainted(taint),
-                        None => Input::File,
+                if matches!(kind, K::Read | K::DuplicateInput) {
+                    cmd.input = Some(match source {
+                        Source::Literal(text) => Input::Text(Cow::Owned(text)),
+                        Source::Plain => Input::File,
+                        other => Input::Tainted(other),
                     });
                 }
             }
+            (K::DuplicateInput, T::Filename(w) | T::Duplicate(w)) => {
+                // `sh <&3`: whatever file descriptor 3 reads is unknown here.
+                words(az, w);
+                cmd.input = Some(Input::File);
+            }
+            (K::DuplicateInput, T::Fd(_)) => cmd.input = Some(Input::File),
             (K::Write | K::Append | K::Clobber | K::ReadAndWrite, T::Filename(w))
             | (K::DuplicateOutput, T::Filename(w) | T::Duplicate(w)) => {
                 for arg in words(az, w) {
@@ -360,7 +382,7 @@ fn redirect(az: &mut Analyzer, r: &ast::IoRedirect, cmd: &mut Cmd<'static>) {
                     }
                 }
             }
-            (_, T::Filename(w) | T::Duplicate(w)) => {
+            (_, T::Duplicate(w)) => {
                 words(az, w);
             }
             (_, T::Fd(_)) => {}

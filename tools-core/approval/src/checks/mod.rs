@@ -19,6 +19,7 @@ pub(crate) mod infra;
 pub(crate) mod launch;
 pub(crate) mod net;
 pub(crate) mod pids;
+pub(crate) mod printf;
 pub(crate) mod state;
 pub(crate) mod system;
 
@@ -89,7 +90,7 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
             return Source::Plain;
         };
         let word = first.as_str();
-        if first.dynamic || word.contains(['*', '?', '[']) {
+        if first.dynamic || (word.contains(['*', '?', '[']) && !matches!(word, "[" | "[[")) {
             return dynamic_name(az, args, stdin);
         }
         let name = command_name(word);
@@ -133,6 +134,27 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
             Unwrap::Inner(i) => args = &args[i..],
             Unwrap::Done => return Source::Plain,
         }
+    }
+}
+
+/// What a reader (`cat`, `head`, `tail`, ...) prints: its stdin passed along (a part of
+/// literal text is judged as the whole, an over-approximation); when it reads files, a
+/// whole file as it is (`cat f | sh` runs `f`, like `sh f`: plain), and a part or a
+/// transformation of one (`head -1 f | sh`) is content unknown here.
+fn reader_output(name: &str, args: &[Arg<'_>], stdin: &Source) -> Source {
+    let reads_file = args[1..].iter().any(|a| {
+        let w = a.as_str();
+        !w.starts_with(['-', '+']) && !w.bytes().all(|b| b.is_ascii_digit())
+    });
+    if !reads_file {
+        return stdin.clone();
+    }
+    if let Some(taint) = stdin.taint() {
+        return taint;
+    }
+    match name {
+        "cat" | "tac" | "less" | "more" | "bat" => Source::Plain,
+        _ => Source::Produced,
     }
 }
 
@@ -207,11 +229,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "cat" | "less" | "more" | "head" | "tail" | "od" | "hexdump" | "strings" | "bat"
         | "tac" | "nl" => {
             files::read(az, args);
-            if name == "cat" && args.len() == 1 {
-                // `cat <<EOF` / `echo x | cat`: passes its input along.
-                return stdin.clone();
-            }
-            return stdin.taint().unwrap_or_default();
+            return reader_output(name, args, stdin);
         }
         "set" => exec::set(az, args),
         "read" => exec::read(az, args, stdin),
@@ -234,7 +252,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" | "csh" | "tcsh"
         | "yash" | "posh" => exec::shell(az, args, stdin),
         "eval" => exec::eval(az, args),
-        "source" | "." => exec::source(az, args),
+        "source" | "." => exec::source(az, args, stdin),
         "cmd" => exec::windows_cmd(az, args),
         "powershell" | "pwsh" => exec::powershell(az, args),
         n if code::interpreter(n).is_some() => code::inline_code(az, n, args, stdin),
