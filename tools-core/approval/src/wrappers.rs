@@ -254,6 +254,7 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
             short_with_value: "cgGsuw",
             long_with_value: &[
                 "command",
+                "session-command",
                 "group",
                 "supp-group",
                 "shell",
@@ -288,8 +289,14 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
         },
     };
     let items = options::parse(rest, &spec);
+    if items
+        .iter()
+        .any(|item| matches!(item, Item::Long("help" | "version", None)))
+    {
+        return Unwrap::Done;
+    }
     let payload = items.iter().find_map(|item| match item {
-        Item::Short('c', v) | Item::Long("command", v) => *v,
+        Item::Short('c', v) | Item::Long("command" | "session-command", v) => *v,
         _ => None,
     });
     if let Some(payload) = payload {

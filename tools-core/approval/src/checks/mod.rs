@@ -15,6 +15,7 @@ pub(crate) mod exec;
 pub(crate) mod fetch;
 pub(crate) mod files;
 pub(crate) mod git;
+pub(crate) mod inert;
 pub(crate) mod infra;
 pub(crate) mod launch;
 pub(crate) mod net;
@@ -106,6 +107,7 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
             return Source::Plain;
         }
         match wrappers::unwrap(az, &name, args) {
+            Unwrap::NotWrapper if inert::is_inert(&name, args) => return Source::Produced,
             Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
             Unwrap::Inner(i) if name == "xargs" && *stdin == Source::Pids => {
                 if command_name(args[i].as_str()) == "kill" {
