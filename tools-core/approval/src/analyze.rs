@@ -166,6 +166,7 @@ impl Analyzer {
             self.strict = Some(false);
         }
         let out = self.command_inner(cmd, stdin, place);
+        checks::secrets::redirected(self, &cmd.reads);
         self.feed_all(&cmd.feeds, &out);
         for target in &cmd.writes {
             let target = self.resolve(target);

@@ -79,6 +79,8 @@ pub(crate) struct Cmd<'a> {
     pub writes: Vec<Arg<'a>>,
     /// The last stdin redirection.
     pub input: Option<Input<'a>>,
+    /// Files read by `< file` redirections.
+    pub reads: Vec<Arg<'a>>,
     /// Output process substitutions (`> >(sh)`, `tee >(bash)`): shell text that reads
     /// what the command prints, analysed after it with that output as its stdin.
     pub feeds: Vec<String>,

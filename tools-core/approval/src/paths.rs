@@ -462,7 +462,12 @@ pub(crate) fn is_secret_file(path: &str) -> bool {
         || (parent == ".kube" && base == "config")
         || (parent == ".gnupg")
         || (parent == "etc" && n == 2 && matches!(base, "shadow" | "gshadow" | "sudoers"))
-        || matches!(base, ".netrc" | ".pgpass" | ".git-credentials")
+        || matches!(
+            base,
+            ".netrc" | ".pgpass" | ".git-credentials" | ".vault-token" | ".pypirc"
+        )
+        || parent == "keyrings"
+        || (parent == "private" && n >= 3 && parts[n - 3] == "ssl")
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ fn command(az: &mut Analyzer, command: &ast::Command, stdin: &Source, place: Pla
             for target in &cmd.writes {
                 super::checks::files::write_target(az, target, "redirection");
             }
+            super::checks::secrets::redirected(az, &cmd.reads);
             let stdin = match &cmd.input {
                 Some(Input::Text(t)) => Source::Literal(t.to_string()),
                 Some(Input::Tainted(s)) => s.clone(),
@@ -348,7 +349,7 @@ fn redirect(az: &mut Analyzer, r: &ast::IoRedirect, cmd: &mut Cmd<'static>) {
     match r {
         ast::IoRedirect::File(_, kind, target) => match (kind, target) {
             (K::Read, T::Filename(w)) => {
-                words(az, w);
+                cmd.reads.extend(words(az, w));
                 cmd.input = Some(Input::File);
             }
             (_, T::ProcessSubstitution(ast::ProcessSubstitutionKind::Write, sub))

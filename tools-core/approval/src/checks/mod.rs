@@ -21,6 +21,7 @@ pub(crate) mod launch;
 pub(crate) mod net;
 pub(crate) mod pids;
 pub(crate) mod printf;
+pub(crate) mod secrets;
 pub(crate) mod state;
 pub(crate) mod system;
 
@@ -208,6 +209,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
     {
         return out;
     }
+    secrets::command(az, name, args, code::interpreter(name).is_some());
     match name {
         // --- files --------------------------------------------------------------------
         "rm" | "unlink" | "rmdir" => files::rm(az, name, args),
