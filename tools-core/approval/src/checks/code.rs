@@ -278,7 +278,7 @@ static OPEN_FOR_WRITE: LiteralRegex =
     LiteralRegex::new(r#"open\s*\([^)]*(?:,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|['"]\s*\+?>)"#);
 
 static SHELL_STRINGS: LiteralRegex = LiteralRegex::new(
-    r#"(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
+    r#"(?:system|system2|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script|os\.execute|io\.popen|execute|shell)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
 );
 
 static LIST_ITEM: LiteralRegex = LiteralRegex::new(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'"#);
@@ -291,7 +291,7 @@ static FORK_LOOP: LiteralRegex = LiteralRegex::new(
 );
 
 static TREE_DELETE: LiteralRegex = LiteralRegex::new(
-    r#"(?:rmtree|rm_rf|rm_r|rmSync|rmdirSync|remove_tree|remove_dir_all|rimraf)\s*\(\s*(?:[rbuf]?["']([^"']*)["']|(os\.path\.expanduser\s*\(\s*["']~/?["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*["']HOME["']\s*\]|os\.getenv\(\s*["']HOME["']\s*\)|os\.homedir\(\)|Dir\.home|ENV\[["']HOME["']\]))"#,
+    r#"(?:rmtree|rm_rf|rm_r|rmSync|rmdirSync|remove_tree|remove_dir_all|rimraf|removeSync|remove|unlink|rmdir|rm|emptyDirSync|emptyDir)\s*\(\s*(?:[rbuf]?["']([^"']*)["']|(os\.path\.expanduser\s*\(\s*["']~/?["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*["']HOME["']\s*\]|os\.getenv\(\s*["']HOME["']\s*\)|(?:require\(\s*["']os["']\s*\)\.|os\.)?homedir\(\)|Dir\.home|ENV\[["']HOME["']\]|\$ENV\{\s*["']?HOME["']?\s*\}|process\.env\.HOME|process\.env\[["']HOME["']\]|Deno\.env\.get\(\s*["']HOME["']\s*\)|path\.expand\(\s*["']~/?["']\s*\)|Sys\.getenv\(\s*["']HOME["']\s*\)|File\.expand_path\(\s*["']~/?["']\s*\)|expanduser\(\s*["']~/?["']\s*\)))"#,
 );
 
 /// Interpreter code that is hardline-shaped: killing every process, fork loops, recursive
@@ -322,6 +322,34 @@ fn hardline_code(az: &mut Analyzer, text: &str) {
 }
 
 static BACKTICKS: LiteralRegex = LiteralRegex::new(r"`([^`]*)`");
+
+/// awk's command pipes: `print "cmd" | "sh"` (the printed text is the shell's input) and
+/// `"cmd" | getline` (the string runs).
+static AWK_PIPES: LiteralRegex = LiteralRegex::new(
+    r#"printf?\s*\(?\s*"((?:\\.|[^"\\])*)"\s*\)?\s*\|\s*"\s*(?:/bin/|/usr/bin/)?(?:sh|bash|dash|zsh|ksh)\b[^"]*"|"((?:\\.|[^"\\])*)"\s*\|\s*getline"#,
+);
+
+/// Every string literal of code that can run commands, judged as a shell command on its
+/// own: what it would do if it reached a shell through a variable (`cmd="rm -rf /";
+/// system(cmd)`). Only the hardline floor is taken from it (the rest stays `exec.inline_code`).
+fn literal_commands(az: &mut Analyzer, text: &str) {
+    let Some(re) = az.pattern(&LIST_ITEM) else {
+        return;
+    };
+    let literals: Vec<String> = re
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+        .map(|m| m.as_str().to_string())
+        .filter(|s| s.contains(' '))
+        .collect();
+    for literal in literals {
+        let mut probe = Analyzer::new();
+        probe.script(&literal);
+        for finding in probe.findings.into_iter().filter(|f| f.rule.hardline) {
+            az.flag(finding);
+        }
+    }
+}
 
 /// Judge interpreter code; analyse the shell commands it passes to `system()` & co.
 pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) {
@@ -372,6 +400,18 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
             payloads.push(payload);
         }
     }
+    if lang == Lang::Awk
+        && let Some(re) = az.pattern(&AWK_PIPES)
+    {
+        payloads.extend(
+            re.captures_iter(text)
+                .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+                .map(|m| m.as_str().to_string()),
+        );
+    }
+    if risky {
+        literal_commands(az, text);
+    }
     if backticks && let Some(re) = az.pattern(&BACKTICKS) {
         payloads.extend(
             re.captures_iter(text)
@@ -399,6 +439,7 @@ mod tests {
             &FORK_LOOP,
             &TREE_DELETE,
             &BACKTICKS,
+            &AWK_PIPES,
         ];
         for pattern in all {
             assert!(
