@@ -301,9 +301,26 @@ pub(crate) fn classify(path: &str, dynamic: bool) -> PathClass {
 }
 
 /// Paths under a home directory (`parts` relative to it).
+/// Shell and tool histories in a home: wiping them covers tracks like wiping logs.
+const HISTORY_FILES: &[&str] = &[
+    ".bash_history",
+    ".zsh_history",
+    ".history",
+    ".sh_history",
+    ".python_history",
+    ".mysql_history",
+    ".psql_history",
+    ".node_repl_history",
+    ".lesshst",
+    ".viminfo",
+    ".zhistory",
+];
+
 fn classify_home(parts: &[&str]) -> PathClass {
     match parts {
         [] | ["*"] => PathClass::Home,
+        [name] if HISTORY_FILES.contains(name) => PathClass::Log,
+        [".local", "share", "fish", "fish_history"] => PathClass::Log,
         [".ssh", ..] | [".gnupg", ..] => PathClass::Sensitive,
         [store, ..] if CREDENTIAL_DIRS.contains(store) => PathClass::Sensitive,
         [".config", store, ..] if CONFIG_CREDENTIAL_DIRS.contains(store) => PathClass::Sensitive,

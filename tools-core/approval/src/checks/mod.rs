@@ -236,6 +236,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
             return reader_output(name, args, stdin);
         }
         "set" => exec::set(az, args),
+        "history" | "unset" | "journalctl" => system::history(az, name, args),
         "read" => exec::read(az, args, stdin),
         "cd" | "pushd" => {
             az.change_dir(args[1..].iter().find(|a| !a.as_str().starts_with('-')));

@@ -358,6 +358,22 @@ pub(crate) fn firewall(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     }
 }
 
+/// Wiping the shell history or the journal: `history -c`, `unset HISTFILE`,
+/// `journalctl --vacuum-time=1s`, `journalctl --rotate --vacuum-size=1`.
+pub(crate) fn history(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
+    let words = args[1..].iter().map(|a| a.as_str());
+    let wipes = match name {
+        "history" => words
+            .clone()
+            .any(|w| w.starts_with('-') && w[1..].contains(['c', 'd', 'w'])),
+        "unset" => words.clone().any(|w| w.starts_with("HIST")),
+        _ => words.clone().any(|w| w.starts_with("--vacuum")),
+    };
+    if wipes {
+        az.flag_rule(&rules::LOG_WIPE);
+    }
+}
+
 /// User and password changes (`passwd -S` and `chage -l` only read).
 pub(crate) fn users(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     let words: Vec<&str> = args[1..].iter().map(|a| a.as_str()).collect();
