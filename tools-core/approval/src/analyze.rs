@@ -124,6 +124,10 @@ impl Analyzer {
             self.flag_rule(&rules::AMBIGUOUS);
             self.front_end(text);
         }
+        if let Some(escaped) = super::comments::escape_word_hashes(&normalized) {
+            // A `#` inside a word that the parser may read as a comment.
+            self.front_end(&escaped);
+        }
         let out = self.front_end(&normalized);
         self.depth -= 1;
         out

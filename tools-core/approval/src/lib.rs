@@ -61,6 +61,7 @@ mod analyze;
 mod ansi_c;
 pub mod bridge;
 mod checks;
+mod comments;
 mod detect;
 mod downloads;
 mod engine;
