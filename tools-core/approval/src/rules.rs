@@ -132,6 +132,7 @@ rules! {
     MONGO_DROP = "db.mongo_drop", false, "MongoDB drop or delete-all";
     DB_ADMIN_DROP = "db.drop_database", false, "database dropped through its admin client (dropdb, mysqladmin drop)";
     REDIS_DELETE = "db.redis_delete", false, "Redis keys deleted (DEL/UNLINK)";
+    KV_DELETE = "db.kv_delete", false, "key-value store keys deleted by prefix or range (etcdctl del --prefix, consul kv delete -recurse)";
 
     // --- analysis limits (fail closed) -----------------------------------------------------
     UNPARSEABLE = "parse.unparseable", false, "command could not be parsed (unbalanced quotes or invalid syntax)";

@@ -883,6 +883,17 @@ pub(crate) fn partition(az: &mut Analyzer, args: &[Arg<'_>]) {
         .any(|a| paths::is_raw_device(a.as_str(), a.dynamic))
     {
         az.flag_rule(&rules::PARTITION);
+        // Erasing the whole table (`sgdisk --zap-all`, `parted DEV mklabel`, `sfdisk
+        // --delete DEV` with no partition number) loses every partition on the disk.
+        let erases = rest.iter().any(|a| {
+            let w = a.as_str();
+            matches!(w, "--zap-all" | "--zap" | "--clear" | "mklabel" | "mktable")
+                || (w.starts_with('-') && !w.starts_with("--") && w[1..].contains('Z'))
+        }) || (rest.iter().any(|a| a.as_str() == "--delete")
+            && !rest.iter().any(|a| a.as_str().bytes().all(|b| b.is_ascii_digit())));
+        if erases {
+            az.flag_rule(&rules::WIPE_DEVICE);
+        }
     }
 }
 

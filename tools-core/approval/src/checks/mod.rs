@@ -365,6 +365,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "redis-cli" | "valkey-cli" | "keydb-cli" => data::redis(az, args, stdin),
         "dropdb" | "dropuser" | "mysqladmin" | "mariadb-admin" => data::admin_drop(az, name, args),
         "mongo" | "mongosh" => data::mongo(az, args, stdin),
+        "etcdctl" | "consul" => data::kv_delete(az, name, args),
         _ => {}
     }
     if let Some(taint) = stdin.taint() {
