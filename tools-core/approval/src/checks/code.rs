@@ -329,6 +329,12 @@ static AWK_PIPES: LiteralRegex = LiteralRegex::new(
     r#"printf?\s*\(?\s*"((?:\\.|[^"\\])*)"\s*\)?\s*\|\s*"\s*(?:/bin/|/usr/bin/)?(?:sh|bash|dash|zsh|ksh)\b[^"]*"|"((?:\\.|[^"\\])*)"\s*\|\s*getline"#,
 );
 
+/// A command prefix joined to the home directory (`"rm -rf " .. os.getenv("HOME")`,
+/// `'rm -rf ' + process.env.HOME`, `"rm -rf " . $ENV{HOME}`).
+static HOME_CONCAT: LiteralRegex = LiteralRegex::new(
+    r#"["']([^"']*)["']\s*(?:\.\.|\+|\.|,)\s*(?:os\.getenv\(\s*["']HOME["']\s*\)|process\.env\.HOME|process\.env\[["']HOME["']\]|\$ENV\{\s*["']?HOME["']?\s*\}|Sys\.getenv\(\s*["']HOME["']\s*\)|(?:require\(\s*["']os["']\s*\)\.|os\.)homedir\(\)|Dir\.home|ENV\[["']HOME["']\]|os\.environ\[\s*["']HOME["']\s*\]|(?:pathlib\.)?Path\.home\(\)|os\.path\.expanduser\(\s*["']~["']\s*\))"#,
+);
+
 /// Every string literal of code that can run commands, judged as a shell command on its
 /// own: what it would do if it reached a shell through a variable (`cmd="rm -rf /";
 /// system(cmd)`). Only the hardline floor is taken from it (the rest stays `exec.inline_code`).
@@ -342,6 +348,14 @@ fn literal_commands(az: &mut Analyzer, text: &str) {
         .map(|m| m.as_str().to_string())
         .filter(|s| s.contains(' '))
         .collect();
+    let mut literals = literals;
+    if let Some(re) = az.pattern(&HOME_CONCAT) {
+        literals.extend(
+            re.captures_iter(text)
+                .filter_map(|c| c.get(1))
+                .map(|m| format!("{}$HOME", m.as_str())),
+        );
+    }
     for literal in literals {
         let mut probe = Analyzer::new();
         probe.script(&literal);
@@ -440,6 +454,7 @@ mod tests {
             &TREE_DELETE,
             &BACKTICKS,
             &AWK_PIPES,
+            &HOME_CONCAT,
         ];
         for pattern in all {
             assert!(

@@ -243,13 +243,25 @@ pub(crate) fn find(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Sourc
                         az.flag_rule(&rules::FIND_EXEC_RM);
                         hardline(az);
                     }
-                    if let Some(start) = start_paths.iter().find(|a| {
-                        let a = az.resolve(a);
-                        classify(a.as_str(), a.dynamic) == worst_start.unwrap_or(PathClass::Other)
-                    }) && worst_start.is_some()
-                        && destroys_each(inner, start)
-                    {
-                        az.flag_rule(&rules::MASS_OVERWRITE);
+                    for start in &start_paths {
+                        let resolved = az.resolve(start);
+                        let class = classify(resolved.as_str(), resolved.dynamic);
+                        let found = destroys_each(inner, &resolved);
+                        if found.is_empty() {
+                            continue;
+                        }
+                        if matches!(
+                            class,
+                            PathClass::Root
+                                | PathClass::SystemDir
+                                | PathClass::Home
+                                | PathClass::SystemFile
+                        ) {
+                            az.flag_rule(&rules::MASS_OVERWRITE);
+                        }
+                        for finding in found {
+                            az.flag(finding);
+                        }
                     }
                     run(az, inner, &Source::Plain);
                 }
@@ -271,8 +283,8 @@ pub(crate) fn find(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Sourc
 /// Whether `find START ... -exec CMD {}` empties, overwrites or deletes each file it finds:
 /// the command is judged on a probe with `{}` standing for START itself (`truncate -s0 /`,
 /// `cp /dev/null /etc`, `sh -c ': > "$1"' _ /usr`), and any write or delete finding on it
-/// counts.
-fn destroys_each(inner: &[Arg<'_>], start: &Arg<'_>) -> bool {
+/// counts. Returns those findings.
+fn destroys_each(inner: &[Arg<'_>], start: &Arg<'_>) -> Vec<Finding> {
     let probe_args: Vec<Arg<'_>> = inner
         .iter()
         .map(|a| {
@@ -285,7 +297,7 @@ fn destroys_each(inner: &[Arg<'_>], start: &Arg<'_>) -> bool {
         .collect();
     let mut probe = Analyzer::new();
     run(&mut probe, &probe_args, &Source::Plain);
-    probe.findings.iter().any(|f| {
+    probe.findings.retain(|f| {
         f.rule.hardline
             || [
                 &rules::SYSTEM_CONFIG,
@@ -296,7 +308,8 @@ fn destroys_each(inner: &[Arg<'_>], start: &Arg<'_>) -> bool {
             ]
             .iter()
             .any(|r| std::ptr::eq(*r, f.rule))
-    })
+    });
+    probe.findings
 }
 
 /// True when the octal or symbolic `mode` makes a file writable by others.

@@ -129,7 +129,18 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
                 // `xargs cmd <<< "words"`: the words are appended to the command.
                 if let Source::Literal(text) = stdin {
                     let mut full: Vec<Arg<'_>> = args[i..].to_vec();
-                    full.extend(text.split_whitespace().map(|w| Arg::literal(w.to_string())));
+                    let options = &args[1..i];
+                    if options.iter().any(|a| matches!(a.as_str(), "-0" | "--null")) {
+                        // NUL-separated: the whole text is one argument.
+                        full.push(Arg::literal(text.trim_end_matches(['\0', '\n']).to_string()));
+                    } else if options
+                        .iter()
+                        .any(|a| a.as_str().starts_with("-d") || a.as_str().starts_with("--delim"))
+                    {
+                        full.extend(text.lines().map(|l| Arg::literal(l.to_string())));
+                    } else {
+                        full.extend(text.split_whitespace().map(|w| Arg::literal(w.to_string())));
+                    }
                     return run(az, &full, &Source::Plain);
                 }
                 args = &args[i..];
@@ -155,10 +166,22 @@ fn reader_output(name: &str, args: &[Arg<'_>], stdin: &Source) -> Source {
     if let Some(taint) = stdin.taint() {
         return taint;
     }
+    let dynamic_file = args[1..].iter().any(|a| a.dynamic);
     match name {
-        "cat" | "tac" | "less" | "more" | "bat" => Source::Plain,
+        "cat" | "tac" | "less" | "more" | "bat" if !dynamic_file => Source::Plain,
         _ => Source::Produced,
     }
+}
+
+/// Whether a filter names a file operand (besides its options and a pattern).
+fn reads_files(args: &[Arg<'_>]) -> bool {
+    let name = command_name(args[0].as_str());
+    let operands: Vec<&Arg<'_>> = args[1..]
+        .iter()
+        .filter(|a| !a.as_str().starts_with('-'))
+        .collect();
+    let pattern = usize::from(name == "grep");
+    operands.len() > pattern
 }
 
 fn dynamic_name(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source {
@@ -262,6 +285,12 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "powershell" | "pwsh" => exec::powershell(az, args),
         n if code::interpreter(n).is_some() => code::inline_code(az, n, args, stdin),
         "alias" => exec::alias(az, args),
+        "sort" | "uniq" | "grep" | "fold" | "shuf" if matches!(stdin, Source::Literal(_))
+            && !reads_files(args) =>
+        {
+            // Lines kept, dropped or reordered: the literal text (a superset) as it came.
+            return stdin.clone();
+        }
         "rg" | "sort" | "man" | "ag" | "tar" | "zip" => {
             exec::program_options(az, name, args);
             files::read(az, args);

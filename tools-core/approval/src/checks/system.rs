@@ -231,6 +231,13 @@ pub(crate) fn systemctl(az: &mut Analyzer, args: &[Arg<'_>]) {
             az.flag_rule(&rules::POWER_STATE);
         }
         "isolate" | "default" => az.flag_rule(&rules::SERVICE_STOP),
+        "enable" | "link" | "reenable" if units.iter().any(|u| u.contains('/')) => {
+            // A unit file from an arbitrary path made part of the system (persistence).
+            az.flag(Finding::with(
+                &rules::SYSTEM_CONFIG,
+                "unit file from an arbitrary path linked into systemd",
+            ));
+        }
         v if STOP_ACTIONS.contains(&v) => az.flag_rule(&rules::SERVICE_STOP),
         _ => {}
     }
