@@ -1,5 +1,5 @@
 //! The differential harness (`src/differential_tests.rs`) as a plain bench target: every
-//! adversarial-corpus command in real bash inside bubblewrap, compared with the
+//! adversarial-corpus and category-corpus command in real bash inside bubblewrap, compared with the
 //! detector's verdict; prints the miss and false-positive-candidate counts, the misses,
 //! and how long the run took. Needs `TOOLHOST_TEST_BWRAP` (the bubblewrap binary).
 //!
@@ -17,6 +17,9 @@ mod detect {
 
 // The harness and its corpus, compiled here as they are in the unit tests (their
 // `#[test]` functions are left out of a non-test build, so some helpers go unused).
+#[allow(dead_code, unused_imports)]
+#[path = "../src/category_corpus_tests.rs"]
+mod category_corpus_tests;
 #[allow(dead_code, unused_imports)]
 #[path = "../src/corpus_tests.rs"]
 mod corpus_tests;

@@ -9,18 +9,36 @@ use super::detect::detect;
 
 /// (category, file text).
 const CORPORA: &[(&str, &str)] = &[
-    ("stream_shell", include_str!("../tests/corpus/stream_shell.txt")),
+    (
+        "stream_shell",
+        include_str!("../tests/corpus/stream_shell.txt"),
+    ),
     ("privilege", include_str!("../tests/corpus/privilege.txt")),
-    ("secret_read", include_str!("../tests/corpus/secret_read.txt")),
+    (
+        "secret_read",
+        include_str!("../tests/corpus/secret_read.txt"),
+    ),
     ("comments", include_str!("../tests/corpus/comments.txt")),
     ("mass_kill", include_str!("../tests/corpus/mass_kill.txt")),
-    ("system_state", include_str!("../tests/corpus/system_state.txt")),
-    ("inline_code", include_str!("../tests/corpus/inline_code.txt")),
+    (
+        "system_state",
+        include_str!("../tests/corpus/system_state.txt"),
+    ),
+    (
+        "inline_code",
+        include_str!("../tests/corpus/inline_code.txt"),
+    ),
     ("dry_run", include_str!("../tests/corpus/dry_run.txt")),
-    ("persistence", include_str!("../tests/corpus/persistence.txt")),
+    (
+        "persistence",
+        include_str!("../tests/corpus/persistence.txt"),
+    ),
     ("log_wipe", include_str!("../tests/corpus/log_wipe.txt")),
     ("cloud_db", include_str!("../tests/corpus/cloud_db.txt")),
-    ("disks_forks", include_str!("../tests/corpus/disks_forks.txt")),
+    (
+        "disks_forks",
+        include_str!("../tests/corpus/disks_forks.txt"),
+    ),
     ("everyday", include_str!("../tests/corpus/everyday.txt")),
 ];
 
@@ -68,6 +86,23 @@ fn cases() -> Vec<Case> {
         }
     }
     out
+}
+
+/// (verdict, command) for every category corpus line except the everyday corpus, for the
+/// bubblewrap ground-truth harness.
+pub(super) fn commands() -> Vec<(&'static str, String)> {
+    cases()
+        .into_iter()
+        .filter(|c| c.category != "everyday")
+        .map(|c| {
+            let verdict = match c.want {
+                Want::Hardline => "hardline",
+                Want::Flagged => "flagged",
+                Want::Benign => "benign",
+            };
+            (verdict, c.command)
+        })
+        .collect()
 }
 
 /// Counts for one group of cases.

@@ -30,10 +30,8 @@ pub(crate) fn escape_word_hashes(text: &str) -> Option<String> {
                 let word_part = i > 0 && matches!(bytes[i - 1], b'$' | b'<' | b'>');
                 stack.push(word_part);
             }
-            b')' => {
-                if stack.pop() == Some(true) && bytes.get(i + 1) == Some(&b'#') {
-                    marks.push(i + 1);
-                }
+            b')' if stack.pop() == Some(true) && bytes.get(i + 1) == Some(&b'#') => {
+                marks.push(i + 1);
             }
             _ => {}
         }
@@ -60,7 +58,10 @@ mod tests {
     #[test]
     fn only_hashes_closing_a_substitution_word() {
         let cases: &[(&str, Option<&str>)] = &[
-            ("cat <(echo a)#; rm -rf /", Some("cat <(echo a)\\#; rm -rf /")),
+            (
+                "cat <(echo a)#; rm -rf /",
+                Some("cat <(echo a)\\#; rm -rf /"),
+            ),
             ("echo $(date)#x", Some("echo $(date)\\#x")),
             ("tee >(wc)#", Some("tee >(wc)\\#")),
             ("(echo hi)#; rm -rf /", None),

@@ -48,9 +48,10 @@ pub(crate) fn parse<'s>(args: &'s [Arg<'_>], spec: &OptSpec) -> Vec<Item<'s>> {
         }
         if let Some(long) = word.strip_prefix("--") {
             match long.split_once('=') {
-                Some((name, value)) => {
-                    out.push(Item::Long(canonical(name, spec).unwrap_or(name), Some(value)))
-                }
+                Some((name, value)) => out.push(Item::Long(
+                    canonical(name, spec).unwrap_or(name),
+                    Some(value),
+                )),
                 None => match canonical(long, spec) {
                     Some(name) => {
                         let value = args.get(i + 1).map(|a| a.as_str());

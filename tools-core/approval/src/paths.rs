@@ -440,6 +440,30 @@ pub(crate) fn is_power_control(path: &str) -> bool {
 }
 
 pub(crate) fn is_secret_file(path: &str) -> bool {
+    // Every credential path names one of these: the common word is rejected before any
+    // path is split (this runs on every argument of every command).
+    const NEEDLES: &[&str] = &[
+        ".ssh",
+        ".aws",
+        ".kube",
+        ".docker",
+        ".azure",
+        ".gnupg",
+        ".password-store",
+        ".vault-token",
+        ".config",
+        "shadow",
+        "sudoers",
+        ".netrc",
+        ".pgpass",
+        ".git-credentials",
+        ".pypirc",
+        "keyrings",
+        "private",
+    ];
+    if !NEEDLES.iter().any(|n| path.contains(n)) {
+        return false;
+    }
     if let Some(expanded) = user_home(path) {
         return is_secret_file(&expanded);
     }

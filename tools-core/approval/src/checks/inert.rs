@@ -9,13 +9,64 @@ use super::super::model::Arg;
 
 /// Commands that print help and exit on `--help` anywhere before `--`.
 const HELP_ANYWHERE: &[&str] = &[
-    "rm", "rmdir", "unlink", "shred", "wipefs", "blkdiscard", "dd", "chmod", "chown", "chgrp",
-    "cp", "mv", "truncate", "install", "ln", "shutdown", "reboot", "halt", "poweroff",
-    "systemctl", "loginctl", "iptables", "ip6tables", "nft", "ufw", "git", "kubectl", "oc",
-    "helm", "terraform", "tofu", "docker", "podman", "nerdctl", "pkill", "killall", "kill",
-    "mke2fs", "mkswap", "sgdisk", "sfdisk", "parted", "fdisk", "zpool", "zfs", "lvremove",
-    "vgremove", "pvremove", "crontab", "userdel", "usermod", "passwd", "chattr", "setfacl",
-    "find", "mount", "umount", "journalctl",
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "wipefs",
+    "blkdiscard",
+    "dd",
+    "chmod",
+    "chown",
+    "chgrp",
+    "cp",
+    "mv",
+    "truncate",
+    "install",
+    "ln",
+    "shutdown",
+    "reboot",
+    "halt",
+    "poweroff",
+    "systemctl",
+    "loginctl",
+    "iptables",
+    "ip6tables",
+    "nft",
+    "ufw",
+    "git",
+    "kubectl",
+    "oc",
+    "helm",
+    "terraform",
+    "tofu",
+    "docker",
+    "podman",
+    "nerdctl",
+    "pkill",
+    "killall",
+    "kill",
+    "mke2fs",
+    "mkswap",
+    "sgdisk",
+    "sfdisk",
+    "parted",
+    "fdisk",
+    "zpool",
+    "zfs",
+    "lvremove",
+    "vgremove",
+    "pvremove",
+    "crontab",
+    "userdel",
+    "usermod",
+    "passwd",
+    "chattr",
+    "setfacl",
+    "find",
+    "mount",
+    "umount",
+    "journalctl",
 ];
 
 /// Dry-run options per command (exact words, or `--dry-run=` values other than `none`).
@@ -49,7 +100,11 @@ pub(crate) fn is_inert(name: &str, args: &[Arg<'_>]) -> bool {
         help |= matches!(w, "--help" | "--version");
         dry |= dry_run(name, w);
     }
-    if name == "git" && args.iter().any(|a| a.as_str().starts_with("-c") || a.as_str().starts_with("--config-env")) {
+    if name == "git"
+        && args
+            .iter()
+            .any(|a| a.as_str().starts_with("-c") || a.as_str().starts_with("--config-env"))
+    {
         // `-c core.pager=...` and friends run code even for help.
         return false;
     }
@@ -62,10 +117,8 @@ pub(crate) fn is_inert(name: &str, args: &[Arg<'_>]) -> bool {
 
 /// `git push -n`: the short dry-run of push.
 pub(crate) fn git_push_dry_run(rest: &[Arg<'_>]) -> bool {
-    rest.iter()
-        .take_while(|a| a.as_str() != "--")
-        .any(|a| {
-            let w = a.as_str();
-            w == "--dry-run" || (w.starts_with('-') && !w.starts_with("--") && w.contains('n'))
-        })
+    rest.iter().take_while(|a| a.as_str() != "--").any(|a| {
+        let w = a.as_str();
+        w == "--dry-run" || (w.starts_with('-') && !w.starts_with("--") && w.contains('n'))
+    })
 }

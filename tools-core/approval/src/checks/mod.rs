@@ -14,6 +14,7 @@ pub(crate) mod editors;
 pub(crate) mod exec;
 pub(crate) mod fetch;
 pub(crate) mod files;
+pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod inert;
 pub(crate) mod infra;
@@ -130,9 +131,14 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
                 if let Source::Literal(text) = stdin {
                     let mut full: Vec<Arg<'_>> = args[i..].to_vec();
                     let options = &args[1..i];
-                    if options.iter().any(|a| matches!(a.as_str(), "-0" | "--null")) {
+                    if options
+                        .iter()
+                        .any(|a| matches!(a.as_str(), "-0" | "--null"))
+                    {
                         // NUL-separated: the whole text is one argument.
-                        full.push(Arg::literal(text.trim_end_matches(['\0', '\n']).to_string()));
+                        full.push(Arg::literal(
+                            text.trim_end_matches(['\0', '\n']).to_string(),
+                        ));
                     } else if options
                         .iter()
                         .any(|a| a.as_str().starts_with("-d") || a.as_str().starts_with("--delim"))
@@ -237,7 +243,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         // --- files --------------------------------------------------------------------
         "rm" | "unlink" | "rmdir" => files::rm(az, name, args),
         "shred" | "wipefs" | "blkdiscard" => files::wipe(az, name, args),
-        "find" => return files::find(az, args, stdin),
+        "find" => return find::find(az, args, stdin),
         "chmod" => files::chmod(az, args),
         "mkdir" => files::mode_option(az, args, "mp"),
         "install" => {
@@ -285,8 +291,8 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "powershell" | "pwsh" => exec::powershell(az, args),
         n if code::interpreter(n).is_some() => code::inline_code(az, n, args, stdin),
         "alias" => exec::alias(az, args),
-        "sort" | "uniq" | "grep" | "fold" | "shuf" if matches!(stdin, Source::Literal(_))
-            && !reads_files(args) =>
+        "sort" | "uniq" | "grep" | "fold" | "shuf"
+            if matches!(stdin, Source::Literal(_)) && !reads_files(args) =>
         {
             // Lines kept, dropped or reordered: the literal text (a superset) as it came.
             return stdin.clone();

@@ -15,18 +15,32 @@ pub(crate) fn lister(name: &str, args: &[Arg<'_>]) -> Option<Source> {
     let all = match name {
         // Selecting options narrow the listing (`-p 1`, `-C nginx`, `-u bob`, `--ppid 1`).
         "ps" => !rest.iter().any(|w| {
-            (w.starts_with('-') && !w.starts_with("--") && w[1..].contains(['p', 'C', 'u', 'U', 'G', 'g', 't', 'q', 's']))
+            (w.starts_with('-')
+                && !w.starts_with("--")
+                && w[1..].contains(['p', 'C', 'u', 'U', 'G', 'g', 't', 'q', 's']))
                 && !w.starts_with("-o")
                 || matches!(
                     w.split('=').next().unwrap_or(w),
-                    "--pid" | "--ppid" | "--sid" | "--user" | "--User" | "--Group" | "--group" | "--tty" | "--quick-pid"
+                    "--pid"
+                        | "--ppid"
+                        | "--sid"
+                        | "--user"
+                        | "--User"
+                        | "--Group"
+                        | "--group"
+                        | "--tty"
+                        | "--quick-pid"
                 )
         }),
-        "pgrep" | "pidof" => rest
+        "pgrep" | "pidof" => {
+            rest.iter()
+                .filter(|w| !w.starts_with('-'))
+                .all(|w| matches_everything(w))
+                && !rest.is_empty()
+        }
+        "ls" => rest
             .iter()
-            .filter(|w| !w.starts_with('-'))
-            .all(|w| matches_everything(w)) && !rest.is_empty(),
-        "ls" => rest.iter().any(|w| matches!(w.trim_end_matches('/'), "/proc")),
+            .any(|w| matches!(w.trim_end_matches('/'), "/proc")),
         _ => return None,
     };
     Some(if all { Source::Pids } else { Source::Produced })
@@ -34,7 +48,10 @@ pub(crate) fn lister(name: &str, args: &[Arg<'_>]) -> Option<Source> {
 
 /// A regular expression that matches every process name (`.`, `.*`, `^`, `''`).
 pub(crate) fn matches_everything(pattern: &str) -> bool {
-    matches!(pattern, "" | "." | ".*" | "^" | "$" | ".+" | "^.*$" | "^.*" | "[a-z]*" | "\\w*")
+    matches!(
+        pattern,
+        "" | "." | ".*" | "^" | "$" | ".+" | "^.*$" | "^.*" | "[a-z]*" | "\\w*"
+    )
 }
 
 /// What a text filter makes of a `Pids` listing: `Pids` when it keeps every process.
@@ -49,19 +66,30 @@ pub(crate) fn filter(name: &str, args: &[Arg<'_>]) -> Source {
             .iter()
             .find(|w| !w.starts_with('-'))
             .is_some_and(|p| matches_everything(p) || is_digit_class(p)),
-        "tail" => rest.iter().any(|w| w.starts_with('+') || w.starts_with("-n+") || w.starts_with("--lines=+")),
+        "tail" => rest
+            .iter()
+            .any(|w| w.starts_with('+') || w.starts_with("-n+") || w.starts_with("--lines=+")),
         "cut" | "sed" | "tr" | "sort" | "uniq" | "column" | "cat" | "tee" | "xargs" | "tac"
         | "paste" => true,
         _ => false,
     };
-    if keeps { Source::Pids } else { Source::Produced }
+    if keeps {
+        Source::Pids
+    } else {
+        Source::Produced
+    }
 }
 
 /// An awk program that selects lines by content (`/node/`, `$11 ~ "x"`, `$1 == 42`);
 /// `NR > 1` (skipping a header) does not.
 fn awk_selects(program: &str) -> bool {
-    let without_header = program.replace("NR>1", "").replace("NR > 1", "").replace("NR!=1", "");
-    without_header.contains('/') || without_header.contains('~') || without_header.contains("==")
+    let without_header = program
+        .replace("NR>1", "")
+        .replace("NR > 1", "")
+        .replace("NR!=1", "");
+    without_header.contains('/')
+        || without_header.contains('~')
+        || without_header.contains("==")
         || without_header.contains("if")
 }
 

@@ -11,12 +11,63 @@ use super::super::rules;
 
 /// Commands that take a credential path without printing its content.
 const NON_READERS: &[&str] = &[
-    "ls", "stat", "test", "[", "[[", "touch", "mkdir", "chmod", "chown", "chgrp", "rm",
-    "unlink", "rmdir", "shred", "mv", "ln", "realpath", "readlink", "dirname", "basename",
-    "du", "file", "cd", "pushd", "echo", "printf", "export", "ssh", "ssh-add", "ssh-keygen",
-    "ssh-copy-id", "ssh-agent", "kubectl", "helm", "oc", "docker", "podman", "aws", "gcloud",
-    "az", "gh", "gpg", "gpg2", "chattr", "setfacl", "getfacl", "lsattr", "namei", "mosh",
-    "sftp", "git", "which", "type", "command", "ansible", "ansible-playbook", "terraform",
+    "ls",
+    "stat",
+    "test",
+    "[",
+    "[[",
+    "touch",
+    "mkdir",
+    "chmod",
+    "chown",
+    "chgrp",
+    "rm",
+    "unlink",
+    "rmdir",
+    "shred",
+    "mv",
+    "ln",
+    "realpath",
+    "readlink",
+    "dirname",
+    "basename",
+    "du",
+    "file",
+    "cd",
+    "pushd",
+    "echo",
+    "printf",
+    "export",
+    "ssh",
+    "ssh-add",
+    "ssh-keygen",
+    "ssh-copy-id",
+    "ssh-agent",
+    "kubectl",
+    "helm",
+    "oc",
+    "docker",
+    "podman",
+    "aws",
+    "gcloud",
+    "az",
+    "gh",
+    "gpg",
+    "gpg2",
+    "chattr",
+    "setfacl",
+    "getfacl",
+    "lsattr",
+    "namei",
+    "mosh",
+    "sftp",
+    "git",
+    "which",
+    "type",
+    "command",
+    "ansible",
+    "ansible-playbook",
+    "terraform",
 ];
 
 /// Flag `fs.secret_read` when `args` (command `name`, wrappers stripped) read a credential
@@ -56,7 +107,9 @@ pub(crate) fn redirected(az: &mut Analyzer, reads: &[Arg<'_>]) {
 /// Inline code naming a credential file in a string (`open("/home/u/.ssh/id_rsa")`,
 /// `File.read(File.expand_path("~/.aws/credentials"))`).
 fn mentions_secret(code: &str) -> bool {
-    code.split(['\'', '"', '`', ' ', '(', ')', ',', ';', '\n', '\t', '[', ']', '{', '}'])
-        .filter(|t| t.contains('/') || t.starts_with('.'))
-        .any(paths::is_secret_file)
+    code.split([
+        '\'', '"', '`', ' ', '(', ')', ',', ';', '\n', '\t', '[', ']', '{', '}',
+    ])
+    .filter(|t| t.contains('/') || t.starts_with('.'))
+    .any(paths::is_secret_file)
 }

@@ -73,8 +73,12 @@ pub(crate) fn storage(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
         "zpool" => words
             .iter()
             .any(|w| matches!(*w, "destroy" | "labelclear" | "split")),
-        "zfs" => words.iter().any(|w| matches!(*w, "destroy" | "rollback"))
-            && !words.iter().any(|w| w.starts_with("-n") || *w == "--dry-run"),
+        "zfs" => {
+            words.iter().any(|w| matches!(*w, "destroy" | "rollback"))
+                && !words
+                    .iter()
+                    .any(|w| w.starts_with("-n") || *w == "--dry-run")
+        }
         "lvremove" | "vgremove" | "pvremove" => {
             !words.iter().any(|w| matches!(*w, "-t" | "--test"))
         }
@@ -101,7 +105,9 @@ pub(crate) fn engine_reset(az: &mut Analyzer, args: &[Arg<'_>]) {
         .map(|a| a.as_str())
         .filter(|w| !w.starts_with('-'))
         .collect();
-    if words.windows(2).any(|w| w[0] == "system" && w[1] == "reset")
+    if words
+        .windows(2)
+        .any(|w| w[0] == "system" && w[1] == "reset")
         && !args.iter().any(|a| a.as_str() == "--help")
     {
         az.flag_rule(&rules::ENGINE_RESET);
