@@ -4,6 +4,8 @@
 //! --dry-run=client`, `helm uninstall --dry-run`). Such a command is not dispatched to
 //! its rules, so it is not flagged; words that run code (substitutions, wrappers) were
 //! analysed before this point and still count.
+//!
+//! Where this differs from Hermes: docs/hermes/approval.md (sections 4 and 9).
 
 use super::super::model::Arg;
 

@@ -2,6 +2,8 @@
 //! states and rescue targets, default-drop firewall policies, destroyed storage pools and
 //! volumes, container engine resets. Each is hardline: no approval makes them safe for an
 //! agent, and the machine (or the agent's own connection to it) does not come back.
+//!
+//! Where this differs from Hermes: docs/hermes/approval.md (sections 4 and 9).
 
 use super::super::analyze::Analyzer;
 use super::super::model::Arg;
