@@ -4,6 +4,8 @@
 //! `tail -n +2`, `cut`, `sort`, a grep for digits) pass it on, filters that select
 //! (`grep node`, `awk '/x/'`, `head`) make it ordinary output; signalling what arrives as
 //! `Pids` is `hardline.kill_all`.
+//!
+//! Where this differs from Hermes: docs/hermes/approval.md (section 4).
 
 use super::super::analyze::Analyzer;
 use super::super::model::{Arg, Source};

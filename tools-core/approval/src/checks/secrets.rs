@@ -3,6 +3,8 @@
 //! `strings`, `tar`, a `< file` redirection, a path inside inline interpreter code) reads
 //! it, except the few that only name, move or use one without printing it (`ls`, `stat`,
 //! `chmod`, `ssh -i`, `kubectl --kubeconfig`).
+//!
+//! Where this differs from Hermes: docs/hermes/approval.md (section 9).
 
 use super::super::analyze::Analyzer;
 use super::super::model::Arg;
