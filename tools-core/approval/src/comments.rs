@@ -8,7 +8,7 @@
 /// `text` with every `#` that directly follows the closing `)` of a `$(`, `<(` or `>(`
 /// escaped (`\#`), or `None` when there is none.
 pub(crate) fn escape_word_hashes(text: &str) -> Option<String> {
-    if !text.contains(")#") {
+    if !text.as_bytes().contains(&b'#') || !text.contains(")#") {
         return None;
     }
     let bytes = text.as_bytes();

@@ -439,10 +439,11 @@ pub(crate) fn is_power_control(path: &str) -> bool {
     parts.len() == 3 && parts[0] == "sys" && parts[1] == "power" && parts[2] != "wakeup_count"
 }
 
-pub(crate) fn is_secret_file(path: &str) -> bool {
-    // Every credential path names one of these: the common word is rejected before any
-    // path is split (this runs on every argument of every command).
-    const NEEDLES: &[&str] = &[
+/// A cheap first test (this runs on every argument of every command): every credential
+/// path has one of these dot-names in it or lies under `etc/` (`shadow`, `sudoers`,
+/// `ssl/private`).
+pub(crate) fn may_name_secret(path: &str) -> bool {
+    const DOT_NAMES: &[&str] = &[
         ".ssh",
         ".aws",
         ".kube",
@@ -452,16 +453,20 @@ pub(crate) fn is_secret_file(path: &str) -> bool {
         ".password-store",
         ".vault-token",
         ".config",
-        "shadow",
-        "sudoers",
         ".netrc",
         ".pgpass",
         ".git-credentials",
         ".pypirc",
-        "keyrings",
-        "private",
+        ".local",
     ];
-    if !NEEDLES.iter().any(|n| path.contains(n)) {
+    path.contains("etc/")
+        || path
+            .match_indices('.')
+            .any(|(i, _)| DOT_NAMES.iter().any(|n| path[i..].starts_with(n)))
+}
+
+pub(crate) fn is_secret_file(path: &str) -> bool {
+    if !may_name_secret(path) {
         return false;
     }
     if let Some(expanded) = user_home(path) {

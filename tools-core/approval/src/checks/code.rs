@@ -349,7 +349,8 @@ fn literal_commands(az: &mut Analyzer, text: &str) {
         .filter(|s| s.contains(' '))
         .collect();
     let mut literals = literals;
-    if let Some(re) = az.pattern(&HOME_CONCAT) {
+    let names_home = text.contains("HOME") || text.contains("home") || text.contains('~');
+    if names_home && let Some(re) = az.pattern(&HOME_CONCAT) {
         literals.extend(
             re.captures_iter(text)
                 .filter_map(|c| c.get(1))

@@ -99,6 +99,9 @@ pub(crate) fn is_inert(name: &str, args: &[Arg<'_>]) -> bool {
     let mut dry = false;
     for arg in words {
         let w = arg.as_str();
+        if !w.starts_with('-') {
+            continue;
+        }
         help |= matches!(w, "--help" | "--version");
         dry |= dry_run(name, w);
     }

@@ -12,70 +12,72 @@ use super::super::paths;
 use super::super::rules;
 
 /// Commands that take a credential path without printing its content.
-const NON_READERS: &[&str] = &[
-    "ls",
-    "stat",
-    "test",
-    "[",
-    "[[",
-    "touch",
-    "mkdir",
-    "chmod",
-    "chown",
-    "chgrp",
-    "rm",
-    "unlink",
-    "rmdir",
-    "shred",
-    "mv",
-    "ln",
-    "realpath",
-    "readlink",
-    "dirname",
-    "basename",
-    "du",
-    "file",
-    "cd",
-    "pushd",
-    "echo",
-    "printf",
-    "export",
-    "ssh",
-    "ssh-add",
-    "ssh-keygen",
-    "ssh-copy-id",
-    "ssh-agent",
-    "kubectl",
-    "helm",
-    "oc",
-    "docker",
-    "podman",
-    "aws",
-    "gcloud",
-    "az",
-    "gh",
-    "gpg",
-    "gpg2",
-    "chattr",
-    "setfacl",
-    "getfacl",
-    "lsattr",
-    "namei",
-    "mosh",
-    "sftp",
-    "git",
-    "which",
-    "type",
-    "command",
-    "ansible",
-    "ansible-playbook",
-    "terraform",
-];
+fn non_reader(name: &str) -> bool {
+    matches!(
+        name,
+        "ls" | "stat"
+            | "test"
+            | "["
+            | "[["
+            | "touch"
+            | "mkdir"
+            | "chmod"
+            | "chown"
+            | "chgrp"
+            | "rm"
+            | "unlink"
+            | "rmdir"
+            | "shred"
+            | "mv"
+            | "ln"
+            | "realpath"
+            | "readlink"
+            | "dirname"
+            | "basename"
+            | "du"
+            | "file"
+            | "cd"
+            | "pushd"
+            | "echo"
+            | "printf"
+            | "export"
+            | "ssh"
+            | "ssh-add"
+            | "ssh-keygen"
+            | "ssh-copy-id"
+            | "ssh-agent"
+            | "kubectl"
+            | "helm"
+            | "oc"
+            | "docker"
+            | "podman"
+            | "aws"
+            | "gcloud"
+            | "az"
+            | "gh"
+            | "gpg"
+            | "gpg2"
+            | "chattr"
+            | "setfacl"
+            | "getfacl"
+            | "lsattr"
+            | "namei"
+            | "mosh"
+            | "sftp"
+            | "git"
+            | "which"
+            | "type"
+            | "command"
+            | "ansible"
+            | "ansible-playbook"
+            | "terraform"
+    )
+}
 
 /// Flag `fs.secret_read` when `args` (command `name`, wrappers stripped) read a credential
 /// file.
 pub(crate) fn command(az: &mut Analyzer, name: &str, args: &[Arg<'_>], inline_code: bool) {
-    if NON_READERS.contains(&name) {
+    if non_reader(name) {
         return;
     }
     let mut prev = "";
@@ -84,7 +86,7 @@ pub(crate) fn command(az: &mut Analyzer, name: &str, args: &[Arg<'_>], inline_co
         // `scp -i KEY`, `rsync -e 'ssh -i KEY'`: the key is used, not copied.
         let key_option = prev == "-i" && matches!(name, "scp" | "rsync" | "sshfs" | "sshpass");
         prev = w;
-        if key_option {
+        if key_option || !paths::may_name_secret(w) {
             continue;
         }
         let value = w.split_once('=').map(|(_, v)| v);
@@ -109,6 +111,10 @@ pub(crate) fn redirected(az: &mut Analyzer, reads: &[Arg<'_>]) {
 /// Inline code naming a credential file in a string (`open("/home/u/.ssh/id_rsa")`,
 /// `File.read(File.expand_path("~/.aws/credentials"))`).
 fn mentions_secret(code: &str) -> bool {
+    if !code.contains("/.") && !code.contains("shadow") {
+        // Every credential path in code has a dot-directory or is a shadow file.
+        return false;
+    }
     code.split([
         '\'', '"', '`', ' ', '(', ')', ',', ';', '\n', '\t', '[', ']', '{', '}',
     ])
