@@ -90,6 +90,16 @@ impl Analyzer {
         compiled
     }
 
+    /// The stdin of the next script's first command (`sh -c 'cat | sh' <<< CMD`).
+    pub(crate) fn set_feed(&mut self, source: Source) {
+        self.feed = Some(source);
+    }
+
+    /// Forget an unused feed.
+    pub(crate) fn set_feed_none(&mut self) {
+        self.feed = None;
+    }
+
     /// Analyse output process substitutions (`> >(sh)`): each reads `output`.
     pub(crate) fn feed_all(&mut self, feeds: &[String], output: &Source) {
         for text in feeds {
@@ -565,7 +575,9 @@ impl Analyzer {
             }
             Source::Remote => self.flag_downloaded_run(path),
             Source::Decoded => self.flag_rule(&rules::DECODED_TO_SHELL),
-            Source::Produced | Source::Plain | Source::Pids => self.flag_rule(&rules::UNRESOLVED),
+            Source::Produced | Source::Plain | Source::Pids | Source::Found(_) => {
+                self.flag_rule(&rules::UNRESOLVED)
+            }
         }
         true
     }

@@ -22,6 +22,10 @@ pub(crate) enum Source {
     /// The id of every process on the machine (`ps -e -o pid=`, `pgrep .`, `ls /proc`),
     /// unfiltered: signalling these is killing everything (`checks::pids`).
     Pids,
+    /// The paths `find START` prints, START (kept here) being the root, a system
+    /// directory or a home: a command run on each of them (`| xargs truncate -s0`) is
+    /// judged on START (`checks::find`).
+    Found(String),
 }
 
 impl Source {

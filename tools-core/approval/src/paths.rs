@@ -319,7 +319,13 @@ const HISTORY_FILES: &[&str] = &[
 fn classify_home(parts: &[&str]) -> PathClass {
     match parts {
         [] | ["*"] => PathClass::Home,
-        [name] if HISTORY_FILES.contains(name) => PathClass::Log,
+        [name]
+            if HISTORY_FILES.contains(name)
+                || (has_glob(name)
+                    && HISTORY_FILES.iter().any(|h| super::glob::matches(name, h))) =>
+        {
+            PathClass::Log
+        }
         [".local", "share", "fish", "fish_history"] => PathClass::Log,
         [".ssh", ..] | [".gnupg", ..] => PathClass::Sensitive,
         [store, ..] if CREDENTIAL_DIRS.contains(store) => PathClass::Sensitive,
@@ -458,6 +464,7 @@ pub(crate) fn may_name_secret(path: &str) -> bool {
         ".git-credentials",
         ".pypirc",
         ".local",
+        ".mozilla",
     ];
     path.contains("etc/")
         || path
@@ -513,6 +520,12 @@ pub(crate) fn is_secret_file(path: &str) -> bool {
             ".netrc" | ".pgpass" | ".git-credentials" | ".vault-token" | ".pypirc"
         )
         || parent == "keyrings"
+        || matches!(base, "Login Data" | "logins.json" | "key4.db" | "key3.db")
+        || (parent == ".ssh"
+            && has_glob(base)
+            && ["id_rsa", "id_ed25519", "id_ecdsa"]
+                .iter()
+                .any(|k| super::glob::matches(base, k)))
         || (parent == "private" && n >= 3 && parts[n - 3] == "ssl")
 }
 

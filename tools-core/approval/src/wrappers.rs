@@ -226,6 +226,26 @@ pub(crate) fn unwrap(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap 
     Unwrap::Inner(first + 1)
 }
 
+/// A privilege wrapper that starts a shell with no command given (`su`, `su - root`,
+/// `runuser -l u`, `sudo -s`, `sudo -i`, `doas -s`): the shell reads stdin.
+pub(crate) fn opens_shell(name: &str, args: &[Arg<'_>]) -> bool {
+    let words = || args[1..].iter().map(|a| a.as_str());
+    match name {
+        "su" | "runuser" => !words().any(|w| {
+            w == "-c"
+                || (w.starts_with('-') && !w.starts_with("--") && w.ends_with('c'))
+                || w.starts_with("--com")
+                || w.starts_with("--se")
+                || matches!(w, "--help" | "--version")
+        }),
+        "sudo" | "doas" => words().any(|w| {
+            (w.starts_with('-') && !w.starts_with("--") && w.contains(['s', 'i']))
+                || matches!(w, "--shell" | "--login")
+        }),
+        _ => false,
+    }
+}
+
 fn sudo_flags(az: &mut Analyzer, items: &[Item<'_>], rest: &[Arg<'_>]) {
     let stdin = items.iter().any(|item| {
         matches!(

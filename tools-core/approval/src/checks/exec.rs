@@ -50,7 +50,14 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
         if let Some(payload) = operand {
             // `sh -c '...' arg0 arg1`: the words after the payload are `$0`, `$1`, ...
             let params = &rest[(i + 1).min(rest.len())..];
-            az.with_positional(params, true, |az| code_string(az, payload));
+            az.with_positional(params, true, |az| {
+                if *stdin != Source::Plain {
+                    // The payload's first command reads the shell's stdin.
+                    az.set_feed(stdin.clone());
+                }
+                code_string(az, payload);
+                az.set_feed_none();
+            });
         }
         return;
     }
@@ -106,7 +113,7 @@ pub(crate) fn stdin_code(az: &mut Analyzer, stdin: &Source, lang: Option<Lang>) 
                 code(az, lang, &text, true);
             }
         },
-        Source::Produced | Source::Pids => az.flag_rule(&rules::UNRESOLVED),
+        Source::Produced | Source::Pids | Source::Found(_) => az.flag_rule(&rules::UNRESOLVED),
         Source::Plain => {}
     }
 }
@@ -150,6 +157,13 @@ pub(crate) fn source(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
 
 /// `set -- a b`: the positional parameters.
 pub(crate) fn set(az: &mut Analyzer, args: &[Arg<'_>]) {
+    if args
+        .windows(2)
+        .any(|w| w[0].as_str() == "+o" && w[1].as_str() == "history")
+    {
+        // History recording switched off: covering tracks.
+        az.flag_rule(&rules::LOG_WIPE);
+    }
     if let Some(i) = args.iter().position(|a| a.as_str() == "--") {
         az.set_positional(&args[i + 1..], false);
     }

@@ -108,10 +108,12 @@ pub(crate) fn rm(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     {
         return;
     }
+    // `--rec` and other abbreviations of `--recursive` count (`options::has`).
     let recursive = name == "rm"
-        && items
+        && (items
             .iter()
-            .any(|item| matches!(item, Item::Short('r' | 'R', _) | Item::Long("recursive", _)));
+            .any(|item| matches!(item, Item::Short('r' | 'R', _)))
+            || options::has(&items, '\0', "recursive"));
     for i in options::operands(&items) {
         let target = &rest[i];
         if recursive {

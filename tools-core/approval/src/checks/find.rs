@@ -99,7 +99,33 @@ pub(crate) fn find(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Sourc
         }
         j += 1;
     }
-    stdin.taint().unwrap_or_default()
+    if let Some(taint) = stdin.taint() {
+        return taint;
+    }
+    match start_paths.iter().find(|a| {
+        let a = az.resolve(a);
+        matches!(
+            classify(a.as_str(), a.dynamic),
+            PathClass::Root | PathClass::SystemDir | PathClass::Home
+        )
+    }) {
+        Some(start) => Source::Found(az.resolve(start).as_str().to_string()),
+        None => Source::Produced,
+    }
+}
+
+/// `find START | xargs CMD`: CMD runs on every path found under START, which is the
+/// root, a system directory or a home; judged like `-exec CMD {} +`.
+pub(crate) fn each_found(az: &mut Analyzer, inner: &[Arg<'_>], start: &str) {
+    let mut probe_args: Vec<Arg<'_>> = inner.to_vec();
+    probe_args.push(Arg::literal("{}"));
+    let found = destroys_each(&probe_args, &Arg::literal(start));
+    if !found.is_empty() {
+        az.flag_rule(&rules::MASS_OVERWRITE);
+    }
+    for finding in found {
+        az.flag(finding);
+    }
 }
 
 /// Whether `find START ... -exec CMD {}` empties, overwrites or deletes each file it finds:

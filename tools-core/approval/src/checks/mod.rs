@@ -111,6 +111,12 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
         match wrappers::unwrap(az, &name, args) {
             Unwrap::NotWrapper if inert::is_inert(&name, args) => return Source::Produced,
             Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
+            Unwrap::Inner(i) if name == "xargs" && matches!(stdin, Source::Found(_)) => {
+                if let Source::Found(start) = stdin {
+                    find::each_found(az, &args[i..], start);
+                }
+                args = &args[i..];
+            }
             Unwrap::Inner(i) if name == "xargs" && *stdin == Source::Pids => {
                 if command_name(args[i].as_str()) == "kill" {
                     az.flag_rule(&super::rules::KILL_ALL);
@@ -131,6 +137,17 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
                 if let Source::Literal(text) = stdin {
                     let mut full: Vec<Arg<'_>> = args[i..].to_vec();
                     let options = &args[1..i];
+                    if let Some(replace) = xargs_replace(options) {
+                        // `xargs -I{} sh -c '{}'`: each input line replaces the string.
+                        for line in text.lines().filter(|l| !l.trim().is_empty()).take(16) {
+                            let replaced: Vec<Arg<'_>> = args[i..]
+                                .iter()
+                                .map(|a| Arg::literal(a.as_str().replace(replace, line)))
+                                .collect();
+                            run(az, &replaced, &Source::Plain);
+                        }
+                        return Source::Produced;
+                    }
                     if options
                         .iter()
                         .any(|a| matches!(a.as_str(), "-0" | "--null"))
@@ -152,7 +169,14 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
                 args = &args[i..];
             }
             Unwrap::Inner(i) => args = &args[i..],
-            Unwrap::Done => return Source::Plain,
+            Unwrap::Done => {
+                if *stdin != Source::Plain && wrappers::opens_shell(&name, args) {
+                    // `echo CMD | su`, `... | sudo -s`: the shell reads its commands from
+                    // the pipe.
+                    exec::stdin_code(az, stdin, None);
+                }
+                return Source::Plain;
+            }
         }
     }
 }
@@ -177,6 +201,29 @@ fn reader_output(name: &str, args: &[Arg<'_>], stdin: &Source) -> Source {
         "cat" | "tac" | "less" | "more" | "bat" if !dynamic_file => Source::Plain,
         _ => Source::Produced,
     }
+}
+
+/// The replace string of `xargs -I STR`, `-ISTR`, `-i` (`{}`), `--replace[=STR]`.
+fn xargs_replace<'a>(options: &'a [Arg<'_>]) -> Option<&'a str> {
+    for (k, a) in options.iter().enumerate() {
+        let w = a.as_str();
+        if w == "-I" {
+            return options.get(k + 1).map(|v| v.as_str());
+        }
+        if let Some(s) = w.strip_prefix("-I") {
+            return Some(s);
+        }
+        if w == "-i" || w == "--replace" {
+            return Some("{}");
+        }
+        if let Some(s) = w
+            .strip_prefix("--replace=")
+            .or_else(|| w.strip_prefix("-i"))
+        {
+            return Some(s);
+        }
+    }
+    None
 }
 
 /// Whether a filter names a file operand (besides its options and a pattern).
@@ -337,6 +384,12 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
             cloud::cli(az, name, args)
         }
         "echo" | "printf" => return exec::echo(args),
+        // `yes TEXT` prints TEXT (again and again).
+        "yes" => {
+            let mut echo: Vec<Arg<'_>> = vec![Arg::literal("echo")];
+            echo.extend(args[1..].iter().cloned());
+            return exec::echo(&echo);
+        }
         "base32" | "basenc" | "rev" | "tr" | "openssl" | "gunzip" | "zcat" | "bzcat" | "xzcat"
         | "uudecode" => {
             if *stdin == Source::Remote {
