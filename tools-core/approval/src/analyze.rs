@@ -51,8 +51,9 @@ pub(crate) struct Analyzer {
     /// Strict mode's proof: `Some(true)` while every command seen only reads (see
     /// [`super::strict`]); `None` when not asked.
     pub strict: Option<bool>,
-    /// The stdin of the first command of a script fed by an output process substitution.
-    feed: Option<Source>,
+    /// The stdin of the first command of a script fed by an output process substitution
+    /// or a shell's stdin (`feeds`).
+    pub(crate) feed: Option<Source>,
     /// Loop variables that take every process id in turn (`for p in $(ps -e -o pid=)`).
     pub pid_vars: Vec<String>,
     /// Whether the fast path handled the top-level text (for tests and benches).
@@ -88,28 +89,6 @@ impl Analyzer {
             ));
         }
         compiled
-    }
-
-    /// The stdin of the next script's first command (`sh -c 'cat | sh' <<< CMD`).
-    pub(crate) fn set_feed(&mut self, source: Source) {
-        self.feed = Some(source);
-    }
-
-    /// Forget an unused feed.
-    pub(crate) fn set_feed_none(&mut self) {
-        self.feed = None;
-    }
-
-    /// Analyse output process substitutions (`> >(sh)`): each reads `output`.
-    pub(crate) fn feed_all(&mut self, feeds: &[String], output: &Source) {
-        for text in feeds {
-            self.feed = Some(match output {
-                Source::Plain => Source::Produced,
-                other => other.clone(),
-            });
-            self.script(text);
-            self.feed = None;
-        }
     }
 
     /// Record a finding with the rule's description.

@@ -68,6 +68,7 @@ mod engine;
 mod env_vars;
 mod expand;
 mod fastpath;
+mod feeds;
 mod gate;
 pub mod glob;
 pub mod messages;

@@ -25,6 +25,7 @@ pub(crate) mod printf;
 pub(crate) mod secrets;
 pub(crate) mod state;
 pub(crate) mod system;
+pub(crate) mod xargs;
 
 use super::analyze::Analyzer;
 use super::model::{Arg, Source, command_name};
@@ -111,63 +112,10 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
         match wrappers::unwrap(az, &name, args) {
             Unwrap::NotWrapper if inert::is_inert(&name, args) => return Source::Produced,
             Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
-            Unwrap::Inner(i) if name == "xargs" && matches!(stdin, Source::Found(_)) => {
-                if let Source::Found(start) = stdin {
-                    find::each_found(az, &args[i..], start);
-                }
-                args = &args[i..];
-            }
-            Unwrap::Inner(i) if name == "xargs" && *stdin == Source::Pids => {
-                if command_name(args[i].as_str()) == "kill" {
-                    az.flag_rule(&super::rules::KILL_ALL);
-                }
-                args = &args[i..];
-            }
-            Unwrap::Inner(i)
-                if name == "xargs"
-                    && *stdin == Source::Produced
-                    && command_name(args[i].as_str()) == "kill" =>
-            {
-                // Pids looked up by a pipeline (`ps aux | grep x | awk ... | xargs kill`).
-                az.flag_rule(&super::rules::KILL_LOOKUP);
-                args = &args[i..];
-            }
-            Unwrap::Inner(i) if name == "xargs" => {
-                // `xargs cmd <<< "words"`: the words are appended to the command.
-                if let Source::Literal(text) = stdin {
-                    let mut full: Vec<Arg<'_>> = args[i..].to_vec();
-                    let options = &args[1..i];
-                    if let Some(replace) = xargs_replace(options) {
-                        // `xargs -I{} sh -c '{}'`: each input line replaces the string.
-                        for line in text.lines().filter(|l| !l.trim().is_empty()).take(16) {
-                            let replaced: Vec<Arg<'_>> = args[i..]
-                                .iter()
-                                .map(|a| Arg::literal(a.as_str().replace(replace, line)))
-                                .collect();
-                            run(az, &replaced, &Source::Plain);
-                        }
-                        return Source::Produced;
-                    }
-                    if options
-                        .iter()
-                        .any(|a| matches!(a.as_str(), "-0" | "--null"))
-                    {
-                        // NUL-separated: the whole text is one argument.
-                        full.push(Arg::literal(
-                            text.trim_end_matches(['\0', '\n']).to_string(),
-                        ));
-                    } else if options
-                        .iter()
-                        .any(|a| a.as_str().starts_with("-d") || a.as_str().starts_with("--delim"))
-                    {
-                        full.extend(text.lines().map(|l| Arg::literal(l.to_string())));
-                    } else {
-                        full.extend(text.split_whitespace().map(|w| Arg::literal(w.to_string())));
-                    }
-                    return run(az, &full, &Source::Plain);
-                }
-                args = &args[i..];
-            }
+            Unwrap::Inner(i) if name == "xargs" => match xargs::input(az, args, i, stdin) {
+                Some(out) => return out,
+                None => args = &args[i..],
+            },
             Unwrap::Inner(i) => args = &args[i..],
             Unwrap::Done => {
                 if *stdin != Source::Plain && wrappers::opens_shell(&name, args) {
@@ -201,29 +149,6 @@ fn reader_output(name: &str, args: &[Arg<'_>], stdin: &Source) -> Source {
         "cat" | "tac" | "less" | "more" | "bat" if !dynamic_file => Source::Plain,
         _ => Source::Produced,
     }
-}
-
-/// The replace string of `xargs -I STR`, `-ISTR`, `-i` (`{}`), `--replace[=STR]`.
-fn xargs_replace<'a>(options: &'a [Arg<'_>]) -> Option<&'a str> {
-    for (k, a) in options.iter().enumerate() {
-        let w = a.as_str();
-        if w == "-I" {
-            return options.get(k + 1).map(|v| v.as_str());
-        }
-        if let Some(s) = w.strip_prefix("-I") {
-            return Some(s);
-        }
-        if w == "-i" || w == "--replace" {
-            return Some("{}");
-        }
-        if let Some(s) = w
-            .strip_prefix("--replace=")
-            .or_else(|| w.strip_prefix("-i"))
-        {
-            return Some(s);
-        }
-    }
-    None
 }
 
 /// Whether a filter names a file operand (besides its options and a pattern).
