@@ -403,6 +403,7 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
         risky = true;
     }
     hardline_code(az, text);
+    super::secrets::in_code(az, text);
     if risky {
         az.flag(Finding::with(
             &rules::INLINE_CODE,

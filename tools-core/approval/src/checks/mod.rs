@@ -210,7 +210,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
     {
         return out;
     }
-    secrets::command(az, name, args, code::interpreter(name).is_some());
+    secrets::command(az, name, args);
     match name {
         // --- files --------------------------------------------------------------------
         "rm" | "unlink" | "rmdir" => files::rm(az, name, args),
@@ -366,9 +366,8 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
             state::engine_reset(az, args);
             infra::docker(az, args);
         }
-        "zpool" | "zfs" | "lvremove" | "vgremove" | "pvremove" | "lvm" | "mdadm" | "dmsetup" => {
-            state::storage(az, name, args)
-        }
+        "zpool" | "zfs" | "lvremove" | "vgremove" | "pvremove" | "lvm" | "mdadm" | "dmsetup"
+        | "vgchange" | "lvchange" => state::storage(az, name, args),
         "docker-compose" | "podman-compose" => infra::compose(az, &args[1..]),
         "kubectl" | "oc" => infra::kubectl(az, args),
         "helm" => infra::helm(az, args),

@@ -76,7 +76,7 @@ fn non_reader(name: &str) -> bool {
 
 /// Flag `fs.secret_read` when `args` (command `name`, wrappers stripped) read a credential
 /// file.
-pub(crate) fn command(az: &mut Analyzer, name: &str, args: &[Arg<'_>], inline_code: bool) {
+pub(crate) fn command(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     if non_reader(name) {
         return;
     }
@@ -94,10 +94,13 @@ pub(crate) fn command(az: &mut Analyzer, name: &str, args: &[Arg<'_>], inline_co
             az.flag_rule(&rules::SECRET_READ);
             return;
         }
-        if inline_code && mentions_secret(w) {
-            az.flag_rule(&rules::SECRET_READ);
-            return;
-        }
+    }
+}
+
+/// Interpreter code (inline, heredoc or stdin) that names a credential file.
+pub(crate) fn in_code(az: &mut Analyzer, code: &str) {
+    if mentions_secret(code) {
+        az.flag_rule(&rules::SECRET_READ);
     }
 }
 

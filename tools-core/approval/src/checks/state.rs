@@ -52,12 +52,46 @@ pub(crate) fn firewall_lockout(name: &str, words: &[&str]) -> bool {
             .windows(3)
             .any(|w| w[0] == "default" && drops_ufw(w[1]) && w[2].starts_with("out")),
         "pfctl" | "firewall-cmd" => words.iter().any(|w| w.starts_with("--panic-on")),
+        _ if catch_all_drop(words) => true,
         _ => words.windows(3).any(|w| {
             (matches!(w[0], "-P" | "--policy") || "--policy".starts_with(w[0]) && w[0].len() > 3)
                 && matches!(w[1].to_ascii_uppercase().as_str(), "INPUT" | "OUTPUT")
                 && drops(w[2])
         }),
     }
+}
+
+/// `iptables -A INPUT -j DROP`: a rule that matches every packet on INPUT or OUTPUT and
+/// drops it (no address, port, protocol, interface or match module narrows it).
+fn catch_all_drop(words: &[&str]) -> bool {
+    let chain = words.windows(2).any(|w| {
+        matches!(w[0], "-A" | "-I" | "--append" | "--insert")
+            && matches!(w[1].to_ascii_uppercase().as_str(), "INPUT" | "OUTPUT")
+    });
+    let drops = words.windows(2).any(|w| {
+        matches!(w[0], "-j" | "--jump")
+            && matches!(w[1].to_ascii_uppercase().as_str(), "DROP" | "REJECT")
+    });
+    let narrowed = words.iter().any(|w| {
+        matches!(
+            *w,
+            "-s" | "-d"
+                | "-p"
+                | "-i"
+                | "-o"
+                | "-m"
+                | "--source"
+                | "--destination"
+                | "--protocol"
+                | "--in-interface"
+                | "--out-interface"
+                | "--match"
+                | "--dport"
+                | "--sport"
+        ) || w.starts_with("--dport")
+            || w.starts_with("--source=")
+    });
+    chain && drops && !narrowed
 }
 
 fn drops_ufw(word: &str) -> bool {
@@ -97,6 +131,19 @@ pub(crate) fn storage(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     };
     if destroys {
         az.flag_rule(&rules::STORAGE_DESTROY);
+    }
+    let deactivates = match name {
+        "vgchange" | "lvchange" => {
+            words
+                .windows(2)
+                .any(|w| matches!(w[0], "-a" | "--activate") && w[1].starts_with('n'))
+                || words.iter().any(|w| matches!(*w, "-an" | "--activate=n"))
+        }
+        "zpool" => words.iter().any(|w| matches!(*w, "export" | "offline")),
+        _ => false,
+    };
+    if deactivates {
+        az.flag_rule(&rules::MOUNT);
     }
 }
 
