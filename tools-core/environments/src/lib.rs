@@ -42,6 +42,10 @@ mod docker_init;
 mod docker_shell;
 pub mod env_filter;
 mod exec;
+#[cfg(target_os = "linux")]
+pub mod exec_policy;
+#[cfg(all(target_os = "linux", any(test, feature = "test-support")))]
+pub mod floor_probe;
 pub mod fs_ops;
 pub mod local;
 mod local_child;
@@ -72,6 +76,9 @@ mod ssh_shell;
 mod subreaper;
 
 pub use capture::{CapturedOutput, OutputCapture};
+/// Processes one command may start beyond those the user already has (the floor's
+/// `RLIMIT_NPROC`, and `pids.max` of a command's cgroup).
+pub const PROCESS_CAP: u64 = 1024;
 pub use local_child::group_has_live_members;
 pub use manager::{EnvironmentManager, TaskOverride};
 pub use processes::{BackgroundProcess, ProcessRegistry, ProcessStatus};
