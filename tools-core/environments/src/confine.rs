@@ -12,7 +12,8 @@
 //!   directories, block devices and `/proc/sysrq-trigger` are read-only. Even when the
 //!   working directory is the home, its dotfiles (`~/.ssh`, `~/.bashrc`, `~/.profile`,
 //!   credentials, `~/.config`, ... — every entry starting with `.` except `~/.cache`)
-//!   and toolhost's `config.toml`, `plugins/` and `state/` stay read-only. Landlock only
+//!   and toolhost's home (config, `.env`, plugins, skills, scripts, cron jobs, state;
+//!   all but `results/`) stay read-only. Landlock only
 //!   ever allows, so protected paths are carved out by granting their siblings one by
 //!   one: a new file directly in a directory holding a protected path is refused.
 //!   Paths are compared canonically, so a symlinked home protects its real location.
@@ -79,8 +80,8 @@ pub struct WritableRoots {
 impl WritableRoots {
     /// The roots of `mode` for a backend working in `workdir`: the working directory,
     /// `/tmp`, `/var/tmp`, `/dev/shm`, `extra`, toolhost's `results/` and (floor and
-    /// verdict modes) `~/.cache`. Protected: toolhost's `config.toml`, `plugins/` and
-    /// `state/` under `toolhost_home`, and the home's dotfiles ([`home_dotfiles`]).
+    /// verdict modes) `~/.cache`. Protected: everything else under `toolhost_home`, and
+    /// the home's dotfiles ([`home_dotfiles`]).
     /// Paths are compared canonically (a symlinked home protects its real location).
     pub fn for_mode(
         mode: ConfineMode,
@@ -102,10 +103,9 @@ impl WritableRoots {
         {
             roots.push(home.join(".cache"));
         }
-        let mut protected: Vec<PathBuf> = ["config.toml", "plugins", "state"]
-            .iter()
-            .map(|p| toolhost_home.join(p))
-            .collect();
+        // All of toolhost's home (config, .env, plugins, skills, scripts, cron jobs,
+        // state) but `results/`, a root of its own.
+        let mut protected = vec![toolhost_home.to_path_buf()];
         if let Some(home) = home {
             protected.extend(home_dotfiles(home));
         }

@@ -107,14 +107,22 @@ pub struct Decision {
     pub floor: FloorState,
 }
 
+/// What a tool result says (`floor`) when a human's approval lifted the floor.
+pub const LIFTED_NOTE: &str = "A human approved this command: it ran without the kernel \
+     floor's file-system and signal rules, for this command only (later commands are \
+     confined again).";
+
 impl Decision {
     /// The note a tool result carries when the floor was lifted for this command.
     pub fn note(&self) -> Option<&'static str> {
-        (self.floor == FloorState::LiftedByHuman).then_some(
-            "A human approved this command: it ran without the kernel floor's file-system \
-             and signal rules, for this command only (later commands are confined again).",
-        )
+        (self.floor == FloorState::LiftedByHuman).then_some(LIFTED_NOTE)
     }
+}
+
+/// True when a command approved by `approval` runs with the floor lifted under
+/// `settings` (a human approved it and the mode is `verdict`).
+pub fn lifted(settings: &LocalSettings, approval: Approval) -> bool {
+    approval == Approval::Human && settings.confine == ConfineMode::Verdict
 }
 
 /// A prepared floor: the confinement of unapproved work and the one of work a human

@@ -53,3 +53,5 @@ mod remote_tests;
 mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod floor_tests;
