@@ -1,6 +1,8 @@
 //! Shared helpers for toolhost's integration tests: locating the built binaries and
 //! plugin libraries (building them on first use), running the CLI in an isolated home,
 //! and failing loudly when a test's outside service is missing.
+// Test code: starts toolhost, fixtures and helper programs directly (exec_policy.rs).
+#![allow(clippy::disallowed_methods)]
 
 pub mod plugin_fixtures;
 

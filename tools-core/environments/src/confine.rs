@@ -171,7 +171,11 @@ fn user_process_count() -> u64 {
     };
     let count = dir
         .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.parse::<u32>().is_ok()))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
         .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
         .count();
     u64::try_from(count).unwrap_or(u64::MAX)

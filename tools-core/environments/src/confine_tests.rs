@@ -71,8 +71,7 @@ fn a_workspace_in_the_home_is_writable_except_the_protected_entries() {
         eprintln!("kernel without Landlock: nothing to test");
         return;
     }
-    let home =
-        tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+    let home = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
     std::fs::create_dir(home.path().join("src")).unwrap();
     let config = home.path().join(".config");
     let toolhost = config.join("toolhost");

@@ -39,10 +39,9 @@ pub enum CodePath {
     ExecuteCode,
     /// A cron job's script (`no_agent` jobs and agent jobs' pre-run scripts).
     CronScript,
-    /// An out-of-process plugin (native plugin host or a program).
+    /// An out-of-process plugin: the native plugin host, a program, a Python plugin's
+    /// interpreter (`host/src/plugins/process/launch.rs`).
     Plugin,
-    /// A Python plugin's interpreter.
-    PythonPlugin,
 }
 
 impl CodePath {
@@ -53,7 +52,6 @@ impl CodePath {
             CodePath::ExecuteCode => "execute_code",
             CodePath::CronScript => "cron_script",
             CodePath::Plugin => "plugin",
-            CodePath::PythonPlugin => "python_plugin",
         }
     }
 }
@@ -227,3 +225,7 @@ pub fn apply(
 #[cfg(test)]
 #[path = "exec_policy_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "exec_policy_sites_tests.rs"]
+mod sites_tests;

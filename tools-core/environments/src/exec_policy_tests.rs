@@ -29,7 +29,11 @@ fn only_a_human_lifts_the_floor_and_only_in_verdict_mode() {
     let table = [
         (ConfineMode::Verdict, Approval::Unjudged, FloorState::Full),
         (ConfineMode::Verdict, Approval::Rule, FloorState::Full),
-        (ConfineMode::Verdict, Approval::Human, FloorState::LiftedByHuman),
+        (
+            ConfineMode::Verdict,
+            Approval::Human,
+            FloorState::LiftedByHuman,
+        ),
         (ConfineMode::Floor, Approval::Rule, FloorState::Full),
         (ConfineMode::Floor, Approval::Human, FloorState::Full),
         (ConfineMode::Workspace, Approval::Human, FloorState::Full),
@@ -80,7 +84,11 @@ fn run_probe_with(floor: &Floor, probe: &Probe, path: CodePath, approval: Approv
 #[test]
 fn the_probe_is_denied_on_a_spawn_through_the_policy() {
     let probe = Probe::new().unwrap();
-    let floor = Floor::prepare(&settings(ConfineMode::Verdict), probe.dir.path(), probe.home());
+    let floor = Floor::prepare(
+        &settings(ConfineMode::Verdict),
+        probe.dir.path(),
+        probe.home(),
+    );
     let out = run_probe_with(&floor, &probe, CodePath::ExecuteCode, Approval::Rule);
     assert_eq!(enforced(probe.escapes(&out)), Vec::<String>::new(), "{out}");
 }
@@ -91,7 +99,11 @@ fn the_probe_is_denied_in_a_terminal_command_a_rule_approved() {
     let env = LocalEnvironment::new(&probe.dir.path().display().to_string(), Vec::new())
         .confined(&settings(ConfineMode::Verdict), probe.home());
     // A rule's approval reaches the backend as "not approved by a human".
-    let out = run_local(&env, format!("rm -rf ./junk; {}", probe.shell_line()), false);
+    let out = run_local(
+        &env,
+        format!("rm -rf ./junk; {}", probe.shell_line()),
+        false,
+    );
     assert_eq!(enforced(probe.escapes(&out)), Vec::<String>::new(), "{out}");
 }
 
@@ -126,8 +138,13 @@ fn bash_under(floor: &Floor, script: &str) -> String {
 
 /// A floor for work in `work` with `home` as the user's home.
 fn floor_with_home(work: &Path, home: &Path, toolhost_home: &Path) -> Floor {
-    let roots =
-        confine::WritableRoots::for_mode(ConfineMode::Verdict, work, Some(home), toolhost_home, &[]);
+    let roots = confine::WritableRoots::for_mode(
+        ConfineMode::Verdict,
+        work,
+        Some(home),
+        toolhost_home,
+        &[],
+    );
     Floor::fixed(Some(Arc::new(Confinement::prepare(&roots).unwrap())))
 }
 
@@ -232,5 +249,5 @@ fn the_number_of_processes_is_capped() {
     let floor = Floor::prepare(&settings(ConfineMode::Verdict), work.path(), work.path());
     let out = bash_under(&floor, "ulimit -u");
     let limit: u64 = out.trim().parse().unwrap_or(u64::MAX);
-    assert!(limit >= crate::PROCESS_CAP && limit < u64::MAX, "{out}");
+    assert!((crate::PROCESS_CAP..u64::MAX).contains(&limit), "{out}");
 }

@@ -89,10 +89,7 @@ impl Probe {
     /// A shell line running the probe (for terminal-like paths).
     pub fn shell_line(&self) -> String {
         let [config, pid] = self.args();
-        format!(
-            "python3 '{}' '{config}' {pid}",
-            self.script.display()
-        )
+        format!("python3 '{}' '{config}' {pid}", self.script.display())
     }
 
     /// The attempts that succeeded in `output` (empty = all denied), plus any attempt

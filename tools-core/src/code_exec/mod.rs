@@ -48,10 +48,10 @@ pub trait ToolCaller: Send + Sync {
 pub type ToolCallerSlot = crate::host_slot::HostSlot<dyn ToolCaller>;
 
 #[cfg(test)]
+mod floor_tests;
+#[cfg(test)]
 mod remote_tests;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod floor_tests;

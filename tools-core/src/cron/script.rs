@@ -90,7 +90,12 @@ pub fn run(scripts_dir: &Path, raw: &str, cwd: Option<&Path>, timeout: Duration)
     let writable = cwd.map_or_else(std::env::temp_dir, Path::to_path_buf);
     let toolhost_home = scripts_dir.parent().unwrap_or(scripts_dir);
     let floor = Floor::unattended(&LocalSettings::default(), &writable, toolhost_home);
-    exec_policy::apply(&mut command, &floor, CodePath::CronScript, Approval::Unjudged);
+    exec_policy::apply(
+        &mut command,
+        &floor,
+        CodePath::CronScript,
+        Approval::Unjudged,
+    );
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => return fail(format!("cannot start {interpreter}: {e}")),

@@ -24,8 +24,16 @@ fn a_no_agent_script_cannot_escape_the_floor() {
     .unwrap();
     let before = std::fs::read_to_string(scripts.join("job.py")).unwrap();
     let out = run(&scripts, "job.py", None, Duration::from_secs(60));
-    assert_eq!(enforced(probe.escapes(&out.text)), Vec::<String>::new(), "{}", out.text);
+    assert_eq!(
+        enforced(probe.escapes(&out.text)),
+        Vec::<String>::new(),
+        "{}",
+        out.text
+    );
     if crate::environments::floor_probe::landlock_abi() >= 1 {
-        assert_eq!(std::fs::read_to_string(scripts.join("job.py")).unwrap(), before);
+        assert_eq!(
+            std::fs::read_to_string(scripts.join("job.py")).unwrap(),
+            before
+        );
     }
 }

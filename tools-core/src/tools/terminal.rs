@@ -398,8 +398,7 @@ fn start_background(
             env.kind()
         ));
     }
-    if let Some(note) = floor_note(env.kind(), services.environments.settings(), approval.human)
-    {
+    if let Some(note) = floor_note(env.kind(), services.environments.settings(), approval.human) {
         result["floor"] = json!(note);
     }
     if let Some(note) = approval_note {
