@@ -49,7 +49,7 @@ fn a_session_answer_lifts_the_floor_for_that_command_only() {
 fn an_always_answer_lifts_the_floor_for_that_command_only() {
     let f = fixture();
     let human = ScriptedHuman::new(vec![Choice::Always]);
-    let engine = f.engine(settings("manual"), Surfaces::callback(human.clone()));
+    let engine = f.engine(settings("manual"), Surfaces::callback(human));
     assert!(human_flag(&engine.check(&check("rm -rf ./build"))));
     assert!(!human_flag(&engine.check(&check(RIDER))));
 }
