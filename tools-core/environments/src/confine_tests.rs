@@ -12,18 +12,8 @@ fn confined_bash(script: &str, writable: &WritableRoots) -> std::process::Output
     cmd.output().unwrap()
 }
 
-#[allow(unsafe_code)]
 fn landlock_available() -> bool {
-    // SAFETY: the version query passes no memory (null attr, size 0).
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32,
-        )
-    };
-    abi >= 1
+    crate::floor_probe::landlock_abi() >= 1
 }
 
 #[test]

@@ -6,14 +6,9 @@
 use std::path::Path;
 
 use super::*;
-use crate::floor_probe::{Probe, enforced};
+use crate::floor_probe::{Probe, enforced, outside_tmp};
 use crate::local::LocalEnvironment;
 use crate::{Environment, SpawnRequest, StdinMode};
-
-/// A directory outside `/tmp` (a writable root of every floor), as a real home is.
-fn outside_tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap()
-}
 
 fn settings(confine: ConfineMode) -> LocalSettings {
     LocalSettings {
@@ -154,7 +149,7 @@ fn home_dotfiles_and_the_rest_of_the_home_are_read_only() {
         eprintln!("kernel without Landlock: nothing to test");
         return;
     }
-    let home = outside_tmp();
+    let home = outside_tmp().unwrap();
     let work = tempfile::tempdir().unwrap();
     let toolhost = home.path().join(".toolhost");
     std::fs::create_dir_all(home.path().join("projects")).unwrap();
@@ -183,7 +178,7 @@ fn dotfiles_stay_read_only_when_the_workspace_is_the_home() {
         eprintln!("kernel without Landlock: nothing to test");
         return;
     }
-    let home = outside_tmp();
+    let home = outside_tmp().unwrap();
     std::fs::write(home.path().join(".profile"), "# p\n").unwrap();
     std::fs::create_dir(home.path().join("src")).unwrap();
     let floor = floor_with_home(home.path(), home.path(), &home.path().join(".toolhost"));

@@ -145,3 +145,9 @@ pub fn enforced(escapes: Vec<String>) -> Vec<String> {
         })
         .collect()
 }
+
+/// A directory outside `/tmp` (a writable root of every floor), as a real home is:
+/// under the workspace's `target/`.
+pub fn outside_tmp() -> std::io::Result<tempfile::TempDir> {
+    tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target"))
+}
