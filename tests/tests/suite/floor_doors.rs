@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tools_core::approval::{ApprovalEngine, ApprovalSettings, Surfaces};
+use tools_core::code_exec::ToolCaller;
 use tools_core::environments::TerminalSettings;
 use tools_core::environments::floor_probe::{Probe, enforced};
 use tools_core::settings::CoreSettings;
@@ -47,6 +48,7 @@ impl Rig {
         ));
         let registry = Registry::new();
         assert!(tools_core::tools::register_core_tools(&registry, &services).is_empty());
+        services.tool_caller.set(Arc::new(NoTools));
         Rig { services, registry }
     }
 
@@ -55,6 +57,18 @@ impl Rig {
             .registry
             .dispatch_blocking(tool, args, &ToolContext::for_task("floor"));
         serde_json::from_str(&r.text).unwrap()
+    }
+}
+
+/// The pipeline `execute_code` needs, offering no tools (the probe calls none).
+struct NoTools;
+
+impl ToolCaller for NoTools {
+    fn call(&self, _name: &str, _args: &Value, _ctx: &ToolContext) -> String {
+        json!({"error": "no tools here"}).to_string()
+    }
+    fn available(&self, _name: &str) -> bool {
+        false
     }
 }
 
