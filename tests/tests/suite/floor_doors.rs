@@ -7,12 +7,11 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tools_core::approval::{ApprovalEngine, ApprovalSettings, Surfaces};
 use tools_core::code_exec::ToolCaller;
 use tools_core::environments::TerminalSettings;
 use tools_core::environments::floor_probe::{Probe, enforced};
 use tools_core::settings::CoreSettings;
-use tools_core::{ConfigAllowlist, CoreServices, Home, Hooks, Registry, ToolContext};
+use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
 
 /// toolhost over `home` (the probe's throwaway home, or a symlink to it), with the
 /// README's own allowlist example and nobody to ask.
@@ -24,15 +23,7 @@ struct Rig {
 impl Rig {
     fn new(home: &std::path::Path, cwd: &std::path::Path) -> Rig {
         let home = Home::at(home);
-        let gate = ApprovalEngine::new(
-            ApprovalSettings {
-                command_allowlist: vec!["fs.recursive_delete".into()],
-                ..ApprovalSettings::default()
-            },
-            Arc::new(ConfigAllowlist::new(home.config_file())),
-            Arc::new(Hooks::new()),
-            Surfaces::none(),
-        );
+        let gate = toolhost_tests::recursive_delete_allowlisted(&home);
         let settings = CoreSettings {
             terminal: TerminalSettings {
                 cwd: cwd.display().to_string(),
@@ -108,7 +99,10 @@ fn a_background_command_runs_under_the_floor() {
         json!({"command": probe.shell_line(), "background": true}),
     );
     let id = r["session_id"].as_str().unwrap().to_string();
-    let w = rig.call("process", json!({"action": "wait", "session_id": id, "timeout": 60}));
+    let w = rig.call(
+        "process",
+        json!({"action": "wait", "session_id": id, "timeout": 60}),
+    );
     assert_denied(&probe, &w);
 }
 
