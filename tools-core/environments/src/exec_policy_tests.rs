@@ -8,7 +8,6 @@ use std::path::Path;
 use super::*;
 use crate::floor_probe::{Probe, enforced, outside_tmp};
 use crate::local::LocalEnvironment;
-use crate::{Environment, SpawnRequest, StdinMode};
 
 fn settings(confine: ConfineMode) -> LocalSettings {
     LocalSettings {
@@ -94,29 +93,12 @@ fn the_probe_is_denied_in_a_terminal_command_a_rule_approved() {
     let env = LocalEnvironment::new(&probe.dir.path().display().to_string(), Vec::new())
         .confined(&settings(ConfineMode::Verdict), probe.home());
     // A rule's approval reaches the backend as "not approved by a human".
-    let out = run_local(
+    let out = crate::confine_verdict_tests::run(
         &env,
         format!("rm -rf ./junk; {}", probe.shell_line()),
         false,
     );
     assert_eq!(enforced(probe.escapes(&out)), Vec::<String>::new(), "{out}");
-}
-
-fn run_local(env: &LocalEnvironment, script: String, approved: bool) -> String {
-    let mut child = env
-        .spawn(SpawnRequest {
-            script,
-            stdin: StdinMode::Null,
-            approved,
-            ..SpawnRequest::default()
-        })
-        .unwrap();
-    let mut out = String::new();
-    if let Some(mut reader) = child.take_output() {
-        std::io::Read::read_to_string(&mut reader, &mut out).unwrap();
-    }
-    child.wait().unwrap();
-    out
 }
 
 fn bash_under(floor: &Floor, script: &str) -> String {
