@@ -17,7 +17,8 @@
 //!   `read_file_direct` it is the channel's overhead per call, Python's side included.
 //!
 //! Run: `cargo bench -p tools-core --bench execute_code_rpc`
-
+// Test code: starts toolhost, fixtures and helper programs directly (exec_policy.rs).
+#![allow(clippy::disallowed_methods)]
 // Setup that fails must stop the benchmark loudly, as in tests.
 #![allow(clippy::expect_used)]
 

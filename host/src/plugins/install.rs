@@ -139,6 +139,8 @@ fn embedded_manifest(library: &Path) -> Result<String, InstallError> {
 }
 
 /// `cargo build` the crate in `dir`; the path of the cdylib it produced.
+// `cargo build` of a plugin the user installs, run by the user's command.
+#[allow(clippy::disallowed_methods)]
 fn build_crate(dir: &Path, release: bool) -> Result<PathBuf, InstallError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);

@@ -6,6 +6,7 @@ mod approvals_cli;
 mod cli_contract;
 mod cron_scheduler;
 mod execute_code_cli;
+mod floor_doors;
 mod gaps_chat;
 mod install;
 mod isolation_process;

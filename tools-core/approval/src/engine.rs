@@ -297,10 +297,12 @@ impl ApprovalEngine {
             .collect();
         if pending.is_empty() || self.allowlisted_text(command) {
             self.policy(check, &display, &verdict, "allowlist");
+            // A remembered approval or an allowlist entry is a rule, not a human's
+            // answer about this command: the kernel floor stays (docs/approvals.md).
             return GateDecision::Approved {
-                human: true,
+                human: false,
                 note: Some(format!(
-                    "Command required approval ({description}) and was approved earlier."
+                    "Command required approval ({description}) and was approved earlier                      (allowlist or a remembered approval); it ran under the kernel floor."
                 )),
             };
         }

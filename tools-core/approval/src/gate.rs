@@ -30,9 +30,12 @@ pub enum GateDecision {
     Approved {
         /// Optional note for the result.
         note: Option<String>,
-        /// A human approved it (now, for the session, or permanently): the local kernel
-        /// floor keeps only its device, sysrq and system-call part
-        /// (`terminal.local.confine = "verdict"`).
+        /// A human approved this very command when asked (answering once, for the
+        /// session or permanently): the local kernel floor keeps only its device, sysrq
+        /// and system-call part for this command (`terminal.local.confine =
+        /// "verdict"`). False for everything a rule approved — the allowlist, an
+        /// approval remembered from an earlier answer, smart approval, `mode = "off"`,
+        /// `no_human = "approve"` — which run under the whole floor.
         human: bool,
     },
     /// Do not run it; `message` goes back to the model.

@@ -56,6 +56,9 @@
 //! possible (repairs, line by line, and a crude operator split whose words go through the
 //! same rules), so `rm -rf / ; echo "` still hits the floor. Nesting deeper than 8 levels is
 //! reported `parse.too_deep`. A parser panic is caught and treated as unparseable.
+// Tests start helper programs (bash, python3, pgrep) directly; the non-test build of
+// this crate is where `clippy.toml`'s spawn rule applies (exec_policy.rs).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 mod analyze;
 mod ansi_c;

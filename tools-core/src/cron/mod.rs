@@ -21,6 +21,8 @@ pub mod prompt;
 pub mod scan;
 pub mod schedule;
 pub mod script;
+#[cfg(test)]
+mod script_tests;
 pub mod settings;
 pub mod store;
 

@@ -16,7 +16,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
-use tools_core::environments::confine;
+use tools_core::environments::exec_policy;
 
 use super::exit::describe;
 use super::plugin::ProcessLimits;
@@ -58,7 +58,7 @@ impl Launch {
                 host_info,
                 cpu,
             } => {
-                let mut cmd = Command::new(super::host_binary());
+                let mut cmd = exec_policy::command(super::host_binary());
                 if let Some(cpu) = cpu {
                     cmd.env(CPU_ENV, cpu.to_string());
                 }
@@ -73,7 +73,7 @@ impl Launch {
                 cmd
             }
             Launch::Program { program, args, env } => {
-                let mut cmd = Command::new(program);
+                let mut cmd = exec_policy::command(program);
                 cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
                 cmd
             }
@@ -160,7 +160,12 @@ impl Conn {
         unsafe {
             cmd.pre_exec(move || child_limits(memory));
         }
-        confine::attach(&mut cmd, limits.confinement.clone());
+        exec_policy::apply(
+            &mut cmd,
+            &exec_policy::Floor::fixed(limits.confinement.clone()),
+            exec_policy::CodePath::Plugin,
+            exec_policy::Approval::Unjudged,
+        );
         let mut child = cmd.spawn().map_err(|e| {
             LoadError::Process(format!("cannot start {}: {e}", launch.program().display()))
         })?;

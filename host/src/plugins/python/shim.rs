@@ -169,6 +169,8 @@ pub enum ListError {
 }
 
 /// The `hermes_agent.plugins` entry points installed for `interpreter`.
+// Lists installed entry points (imports no plugin); plugin processes start in process/launch.rs through the execution policy.
+#[allow(clippy::disallowed_methods)]
 pub fn list_entry_points(interpreter: &Path) -> Result<Vec<EntryPoint>, ListError> {
     let shown = interpreter.display().to_string();
     let mut child = Command::new(interpreter)
