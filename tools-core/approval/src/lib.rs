@@ -97,6 +97,8 @@ mod differential_tests;
 #[cfg(test)]
 mod downloads_tests;
 #[cfg(test)]
+mod action_tests;
+#[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
 mod fail_closed_tests;
@@ -124,7 +126,7 @@ mod wrappers;
 pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser, detect_in_task};
 pub use downloads::Downloads;
 pub use engine::{ALLOWLIST_KEYS, ApprovalEngine};
-pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
+pub use gate::{ActionCheck, AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use observer::{ApprovalEvent, ApprovalObserver, NoObserver};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};
