@@ -55,7 +55,10 @@ fn with_nobody_to_ask_an_action_is_blocked_in_every_mode() {
             panic!("{mode}: approved without a human");
         };
         assert!(!hardline);
-        assert!(message.contains("write into toolhost's scripts"), "{message}");
+        assert!(
+            message.contains("write into toolhost's scripts"),
+            "{message}"
+        );
     }
 }
 
@@ -71,7 +74,10 @@ fn a_human_sees_the_action_and_approves_it_once() {
         Surfaces::callback(Arc::clone(&human) as Arc<dyn ApprovalCallback>),
     );
     let decision = gate.check_action(&action());
-    assert!(matches!(decision, GateDecision::Approved { human: true, .. }));
+    assert!(matches!(
+        decision,
+        GateDecision::Approved { human: true, .. }
+    ));
     let asked = human.asked.lock().unwrap().clone();
     assert_eq!(asked[0].command, "write_file /h/scripts/job.sh");
     assert!(!asked[0].allow_always);

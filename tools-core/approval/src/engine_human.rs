@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use super::ApprovalEngine;
 use crate::gate::{ActionCheck, CommandCheck, GateDecision};
-use crate::redact::redact;
 use crate::messages;
 use crate::observer::ApprovalEvent;
 use crate::prompt;
+use crate::redact::redact;
 use crate::settings::NoHumanPolicy;
 use crate::surface::{ApprovalRequest, Choice};
 use crate::verdict::Verdict;

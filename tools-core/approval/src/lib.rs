@@ -91,13 +91,13 @@ mod prompt {
     }
 }
 #[cfg(test)]
+mod action_tests;
+#[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
 mod differential_tests;
 #[cfg(test)]
 mod downloads_tests;
-#[cfg(test)]
-mod action_tests;
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]

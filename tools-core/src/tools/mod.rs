@@ -15,11 +15,11 @@ pub mod execute_code;
 mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
-pub mod home_mention;
 mod guarded_reader;
 pub mod guarded_write;
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod guarded_write_tests;
+pub mod home_mention;
 pub mod memory;
 pub mod patch;
 pub mod read_file;

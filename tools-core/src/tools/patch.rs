@@ -32,9 +32,9 @@ use crate::files::{ContentHash, FileKind, FileSystem};
 use crate::services::CoreServices;
 use crate::tools::args::{self, lenient};
 use crate::tools::file_guard::checked_write_target;
-use crate::tools::guarded_write::{GuardedArea, approve_write, guarded_area};
 use crate::tools::file_lookup::{io_failure, similar_files, write_failure};
 use crate::tools::fuzzy_match::{MatchError, Strategy, closest_sections, find_and_replace};
+use crate::tools::guarded_write::{GuardedArea, approve_write, guarded_area};
 use crate::tools::secret_files::{SecretFiles, configured, secret_refusal};
 use crate::tools::text_file::{
     TextStyle, binary_extension, diff_label, looks_binary, unified_diff,

@@ -97,7 +97,8 @@ fn judge(
     if command.trim().is_empty() {
         return Ok(None);
     }
-    let blocked = |message: String| json!({"status": "blocked", "error": message, "bytes_written": 0});
+    let blocked =
+        |message: String| json!({"status": "blocked", "error": message, "bytes_written": 0});
     let home_note = home_mention::check(services, ctx, &command).map_err(blocked)?;
     let decision = services.approval.check(&CommandCheck {
         command,

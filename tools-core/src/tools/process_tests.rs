@@ -158,3 +158,58 @@ fn a_blocked_piece_does_not_join_the_next_line() {
     assert_eq!(f.finish(&id)["output"], "clean\n");
     assert!(Path::new(&docs).join("keep.txt").exists());
 }
+
+#[test]
+fn text_naming_the_home_is_blocked_with_nobody_to_ask() {
+    let f = Unattended::new();
+    let home = f.services.home.root().to_path_buf();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), "# original\n").unwrap();
+    let id = f.shell();
+    let r = f.stdin(
+        &id,
+        "submit",
+        &format!("cd {} && echo pwned > config.toml", home.display()),
+    );
+    assert!(blocked(&r), "{r}");
+    f.finish(&id);
+    assert_eq!(
+        std::fs::read_to_string(home.join("config.toml")).unwrap(),
+        "# original\n"
+    );
+}
+
+#[test]
+fn an_opaque_probe_sent_to_a_background_shell_is_held_by_the_floor() {
+    let f = Unattended::new();
+    let home = f.services.home.root().to_path_buf();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), "# original\n").unwrap();
+    // Written outside toolhost: the analyser sees only `bash <file>`.
+    let probe = f.dir.path().join("probe.sh");
+    let marker = format!("/etc/toolhost-probe-{}", std::process::id());
+    std::fs::write(
+        &probe,
+        format!(
+            "touch {marker} && echo WROTE-ETC\n\
+             echo pwned > {config} && echo WROTE-CONFIG\n\
+             kill -0 -1 && echo SIGNALLED-ALL\n\
+             kill -0 1 && echo SIGNALLED-PID1\n\
+             echo probe-done\n",
+            config = home.join("config.toml").display()
+        ),
+    )
+    .unwrap();
+    let id = f.shell();
+    let r = f.stdin(&id, "submit", &format!("bash {}", probe.display()));
+    assert_eq!(r["status"], "ok", "{r}");
+    let end = f.finish(&id);
+    let _ = std::fs::remove_file(&marker);
+    let output = end["output"].as_str().unwrap_or_default();
+    assert!(output.contains("probe-done"), "{end}");
+    // Signalling PID 1 alone is the kernel floor's to refuse (its seccomp filter
+    // refuses pid -1 today); add "SIGNALLED-PID1" here once it refuses pid 1 too.
+    for escaped in ["WROTE-ETC", "WROTE-CONFIG", "SIGNALLED-ALL"] {
+        assert!(!output.contains(escaped), "{escaped}: {output}");
+    }
+}
