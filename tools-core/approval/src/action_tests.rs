@@ -2,25 +2,9 @@
 //! script cron jobs) — asked like a command, blocked with nobody to ask whatever the
 //! mode or `no_human` says.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::surface::BoxFuture;
 use super::*;
-
-/// A human who gives one answer and records what was asked.
-struct OneAnswer {
-    answer: Choice,
-    asked: Mutex<Vec<ApprovalRequest>>,
-}
-
-impl ApprovalCallback for OneAnswer {
-    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Choice> {
-        Box::pin(async move {
-            self.asked.lock().unwrap().push(request.clone());
-            self.answer.clone()
-        })
-    }
-}
 
 fn engine(mode: &str, no_human: NoHumanPolicy, surfaces: Surfaces) -> Arc<ApprovalEngine> {
     let settings = ApprovalSettings {
@@ -64,10 +48,7 @@ fn with_nobody_to_ask_an_action_is_blocked_in_every_mode() {
 
 #[test]
 fn a_human_sees_the_action_and_approves_it_once() {
-    let human = Arc::new(OneAnswer {
-        answer: Choice::Always,
-        asked: Mutex::new(Vec::new()),
-    });
+    let human = Arc::new(FixedAnswer::new(Choice::Always));
     let gate = engine(
         "manual",
         NoHumanPolicy::Deny,
@@ -78,20 +59,17 @@ fn a_human_sees_the_action_and_approves_it_once() {
         decision,
         GateDecision::Approved { human: true, .. }
     ));
-    let asked = human.asked.lock().unwrap().clone();
+    let asked = human.asked();
     assert_eq!(asked[0].command, "write_file /h/scripts/job.sh");
     assert!(!asked[0].allow_always);
     // "always" was not remembered: the next write is asked again.
     gate.check_action(&action());
-    assert_eq!(human.asked.lock().unwrap().len(), 2);
+    assert_eq!(human.asked().len(), 2);
 }
 
 #[test]
 fn a_human_who_denies_blocks_the_action() {
-    let human = Arc::new(OneAnswer {
-        answer: Choice::Deny { reason: None },
-        asked: Mutex::new(Vec::new()),
-    });
+    let human = Arc::new(FixedAnswer::new(Choice::Deny { reason: None }));
     let gate = engine(
         "off",
         NoHumanPolicy::Approve,

@@ -5,13 +5,13 @@
 #![cfg(unix)]
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use crate::approval::{
-    ApprovalCallback, ApprovalEngine, ApprovalRequest, ApprovalSettings, BoxFuture, Choice,
-    MemoryOnly, NoObserver, Surfaces,
+    ApprovalCallback, ApprovalEngine, ApprovalSettings, Choice, FixedAnswer, MemoryOnly,
+    NoObserver, Surfaces,
 };
 use crate::context::ToolContext;
 use crate::files::LocalFileSystemProvider;
@@ -21,25 +21,10 @@ use crate::registry::Registry;
 use crate::services::CoreServices;
 use crate::settings::CoreSettings;
 
-/// A human who answers every question with one choice and records what was asked.
-struct Human {
-    answer: Choice,
-    asked: Mutex<Vec<String>>,
-}
-
-impl ApprovalCallback for Human {
-    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Choice> {
-        Box::pin(async move {
-            self.asked.lock().unwrap().push(request.command.clone());
-            self.answer.clone()
-        })
-    }
-}
-
 struct Fixture {
     dir: tempfile::TempDir,
     home: Home,
-    human: Option<Arc<Human>>,
+    human: Option<Arc<FixedAnswer>>,
     services: Arc<CoreServices>,
     registry: Registry,
 }
@@ -58,12 +43,7 @@ fn fixture(human: Option<Choice>, home_link: bool) -> Fixture {
     } else {
         Home::at(&real_home)
     };
-    let human = human.map(|answer| {
-        Arc::new(Human {
-            answer,
-            asked: Mutex::new(Vec::new()),
-        })
-    });
+    let human = human.map(|answer| Arc::new(FixedAnswer::new(answer)));
     let surfaces = match &human {
         Some(h) => Surfaces::callback(Arc::clone(h) as Arc<dyn ApprovalCallback>),
         None => Surfaces::none(),
@@ -113,7 +93,7 @@ impl Fixture {
     fn asked(&self) -> Vec<String> {
         self.human
             .as_ref()
-            .map(|h| h.asked.lock().unwrap().clone())
+            .map(|h| h.asked().into_iter().map(|r| r.command).collect())
             .unwrap_or_default()
     }
 

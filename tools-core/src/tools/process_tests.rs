@@ -128,7 +128,11 @@ fn line_editing_cannot_hide_a_command() {
     let f = Unattended::new();
     let docs = f.docs();
     let id = f.shell();
-    let r = f.stdin(&id, "submit", &format!("rm -rf {}X\u{7f}", docs.display()));
+    // As written, one `echo`; a terminal takes the carriage return as Enter and runs
+    // `rm -rf` next.
+    let typed = format!("echo hi\rrm -rf {}", docs.display());
+    assert!(!crate::approval::detect(&typed).dangerous());
+    let r = f.stdin(&id, "submit", &typed);
     assert!(blocked(&r), "{r}");
 }
 
