@@ -44,7 +44,11 @@ impl Actions<'_> {
             None => None,
         };
         let mut touched = model.is_some() || args.model.is_some();
+        let pinned = approval.as_ref().map(|(_, hash)| hash.clone());
         let mut result = self.change(&job.id, |j| {
+            if let Some(hash) = &pinned {
+                j.script_hash = Some(hash.clone());
+            }
             if let Some(p) = &args.prompt {
                 j.prompt = p.clone();
                 touched = true;
@@ -130,7 +134,7 @@ impl Actions<'_> {
             }
             Ok(())
         })?;
-        if let Some(approval) = approval {
+        if let Some((approval, _)) = approval {
             result["approval"] = approval;
         }
         Ok(result)
@@ -143,7 +147,7 @@ impl Actions<'_> {
         job: &super::CronJob,
         args: &CronArgs,
         workdir: Option<&Option<String>>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<(Value, String)>, String> {
         let new_script = args.script.as_deref().is_some_and(|s| !s.trim().is_empty());
         let changes_code = new_script || args.no_agent == Some(true) || workdir.is_some();
         if !changes_code {

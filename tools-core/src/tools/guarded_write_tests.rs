@@ -288,3 +288,22 @@ fn a_prompt_job_cannot_be_changed_to_run_a_script_without_a_human() {
     let list = f.call("cronjob", json!({"action": "list"}));
     assert_eq!(list["jobs"][0]["script"], Value::Null, "{list}");
 }
+
+#[test]
+fn a_script_changed_after_approval_does_not_run() {
+    let f = fixture(Some(Choice::Once), false);
+    let probe = f.plant_probe();
+    std::fs::write(&probe, "echo approved-run\n").unwrap();
+    let created = f.call(
+        "cronjob",
+        json!({"action": "create", "schedule": "every 1h", "script": "probe.sh", "no_agent": true}),
+    );
+    assert_eq!(created["success"], true, "{created}");
+    let id = created["job_id"].as_str().unwrap();
+    // Rewritten outside toolhost after the human approved the job.
+    f.plant_probe();
+    let run = f.call("cronjob", json!({"action": "run", "job_id": id}));
+    let text = run.to_string();
+    assert!(text.contains("changed since it was approved"), "{run}");
+    assert!(f.config_untouched());
+}
