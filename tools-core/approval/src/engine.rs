@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use super::detect::{command_lines, detect_in_task};
 use super::downloads::TaskDownloads;
-use super::gate::{ApprovalGate, CommandCheck, GateDecision};
+use super::gate::{ActionCheck, ApprovalGate, CommandCheck, GateDecision};
 use super::glob;
 use super::messages;
 use super::rules;
@@ -395,5 +395,9 @@ fn download_scope(check: &CommandCheck) -> &str {
 impl ApprovalGate for ApprovalEngine {
     fn check(&self, check: &CommandCheck) -> GateDecision {
         self.decide(check)
+    }
+
+    fn check_action(&self, action: &ActionCheck) -> GateDecision {
+        self.decide_action(action)
     }
 }

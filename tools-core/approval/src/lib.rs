@@ -72,6 +72,7 @@ mod env_vars;
 mod expand;
 mod fastpath;
 mod feeds;
+mod fixed_answer;
 mod gate;
 pub mod glob;
 pub mod messages;
@@ -97,6 +98,8 @@ mod prompt {
 }
 #[cfg(test)]
 mod category_corpus_tests;
+#[cfg(test)]
+mod action_tests;
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
@@ -131,7 +134,8 @@ mod wrappers;
 pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser, detect_in_task};
 pub use downloads::Downloads;
 pub use engine::{ALLOWLIST_KEYS, ApprovalEngine};
-pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
+pub use fixed_answer::FixedAnswer;
+pub use gate::{ActionCheck, AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use observer::{ApprovalEvent, ApprovalObserver, NoObserver};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};

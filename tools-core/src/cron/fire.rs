@@ -156,6 +156,9 @@ impl Firing<'_> {
     }
 
     fn script(&self, job: &CronJob, path: &str) -> ScriptOutput {
+        if let Err(text) = super::approval::verify_script(self.scripts_dir, job) {
+            return ScriptOutput { ok: false, text };
+        }
         let cwd = job.workdir.as_deref().map(std::path::Path::new);
         script::run(self.scripts_dir, path, cwd, self.timeout())
     }

@@ -50,7 +50,7 @@ pub fn validate_path(scripts_dir: &Path, raw: &str) -> Result<(), String> {
 }
 
 /// The script's file, when it resolves (symlinks followed) inside `scripts_dir`.
-fn resolve(scripts_dir: &Path, raw: &str) -> Result<PathBuf, String> {
+pub(super) fn resolve(scripts_dir: &Path, raw: &str) -> Result<PathBuf, String> {
     validate_path(scripts_dir, raw)?;
     let dir = scripts_dir
         .canonicalize()

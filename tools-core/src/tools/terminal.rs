@@ -25,6 +25,7 @@ use crate::hooks::TerminalOutput;
 use crate::redact::redact;
 use crate::services::CoreServices;
 use crate::tools::args::{self, Given, lenient};
+use crate::tools::home_mention;
 use toolhost_text::strip_ansi;
 
 pub use guidance::{bad_workdir_char, exit_code_meaning, foreground_guidance};
@@ -194,6 +195,11 @@ pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> Tool
         ));
     }
 
+    // The home by its real path: the analyser knows it only by name.
+    let home_note = match home_mention::check(services, ctx, &command) {
+        Ok(note) => note,
+        Err(message) => return Ok(failure(message, -1, "blocked")),
+    };
     let task = ctx.task_key().to_string();
     let kind = manager.backend_for(&task);
     // The gate runs before anything is created or started, on every backend: isolated
@@ -207,7 +213,9 @@ pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> Tool
         host_access: host_access(kind, settings),
     });
     let (approval_note, human_approved) = match decision {
-        GateDecision::Approved { note, human } => (note, human),
+        GateDecision::Approved { note, human } => {
+            (note.or(home_note.clone()), human || home_note.is_some())
+        }
         GateDecision::Blocked { message, hardline } => {
             let mut out = failure(message, -1, "blocked");
             if hardline {
