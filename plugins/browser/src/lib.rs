@@ -6,11 +6,13 @@
 //! it also exercises with real, stateful tools). Names, parameters and result shapes
 //! follow Hermes; docs/hermes/browser.md lists where we differ.
 
-mod address;
 #[doc(hidden)]
 pub mod bench_api;
 mod cdp;
+mod cdp_policy;
+mod downloads;
 mod error;
+mod guard;
 mod inspection;
 mod interaction;
 mod launch;
@@ -21,6 +23,7 @@ mod settings;
 mod snapshot;
 mod tls;
 mod tools;
+mod uploads;
 mod vision;
 mod walker;
 

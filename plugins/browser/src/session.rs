@@ -3,12 +3,14 @@
 //! messages, uncaught exceptions, open dialogs).
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::cdp::{Connection, EventSink};
+use crate::guard::{self, Guard, SharedGuard};
 use crate::error::BrowserError;
 use crate::launch::Chromium;
 use crate::settings::Settings;
@@ -99,8 +101,10 @@ pub struct Session {
     pub last_used: Instant,
     /// Seconds a page operation may take.
     pub timeout: Duration,
-    /// Navigation may go to private addresses.
-    pub allow_private: bool,
+    /// The request guard judging every request of this browser (`guard.rs`).
+    pub guard: SharedGuard,
+    /// This task's download folder (`downloads.rs`).
+    pub downloads: PathBuf,
     conn: Connection,
     // Dropped after `conn`, so the socket closes before the process dies.
     #[cfg_attr(
@@ -111,8 +115,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// Start a local browser or connect to `cdp_url`, and open a page.
-    pub fn start(settings: &Settings) -> Result<Self, BrowserError> {
+    /// Start a local browser or connect to `cdp_url`, put it under the request guard,
+    /// send its downloads to `task`'s folder, and open a page.
+    pub fn start(settings: &Settings, task: &str) -> Result<Self, BrowserError> {
         let (process, ws_url) = match &settings.cdp_url {
             Some(url) => (None, url.clone()),
             None => {
@@ -124,8 +129,11 @@ impl Session {
         };
         let events: Arc<Mutex<PageEvents>> = Arc::default();
         let sink_events = Arc::clone(&events);
-        let sink: EventSink = Arc::new(move |method, params| {
-            if let Ok(mut events) = sink_events.lock() {
+        let (guard_tx, guard_rx) = std::sync::mpsc::channel();
+        let sink: EventSink = Arc::new(move |method, params, session| {
+            if guard::wants(method) {
+                guard::forward(&guard_tx, method, params, session);
+            } else if let Ok(mut events) = sink_events.lock() {
                 events.record(method, params);
             }
         });
@@ -135,6 +143,16 @@ impl Session {
             .and(settings.cdp_ca_file.as_deref());
         let conn = Connection::open(&ws_url, sink, ca_file)?;
         let timeout = Duration::from_secs(settings.command_timeout_secs.max(1));
+        let request_guard = Guard::new(settings.policy());
+        guard::start(conn.link(), Arc::clone(&request_guard), guard_rx, timeout);
+        conn.call("Target.setAutoAttach", guard::auto_attach(), None, timeout)?;
+        let downloads = crate::downloads::folder(settings, task)?;
+        conn.call(
+            "Browser.setDownloadBehavior",
+            crate::downloads::behavior("allow", &downloads),
+            None,
+            timeout,
+        )?;
         let created = conn.call(
             "Target.createTarget",
             json!({ "url": "about:blank" }),
@@ -160,7 +178,8 @@ impl Session {
             events,
             last_used: Instant::now(),
             timeout,
-            allow_private: settings.allow_private_networks,
+            guard: request_guard,
+            downloads,
             conn,
             process,
         };

@@ -416,7 +416,7 @@ fn a_script_moving_the_page_to_a_refused_address_is_turned_back() {
     let (registry, _) = open("/links");
     registry
         .with(TASK, false, |session| {
-            session.allow_private = false;
+            session.guard.set_allow_private(false);
             Ok(())
         })
         .unwrap();
@@ -432,7 +432,7 @@ fn a_script_moving_the_page_to_a_refused_address_is_turned_back() {
     );
     registry
         .with(TASK, false, |session| {
-            session.allow_private = true;
+            session.guard.set_allow_private(true);
             Ok(())
         })
         .unwrap();

@@ -105,7 +105,8 @@ pub fn tools(registry: &Arc<Registry>, screenshots: PathBuf) -> Vec<Tool> {
 
 /// The plugin: its settings, a registry of browsers and the tools.
 pub fn plugin(host: &Host) -> Result<Plugin, serde_json::Error> {
-    let settings: Settings = host.settings()?;
+    let mut settings: Settings = host.settings()?;
+    settings.home = Some(host.home().to_path_buf());
     let probe = settings.clone();
     let registry = Registry::new(settings);
     let screenshots = host.home().join("browser_screenshots");

@@ -34,7 +34,7 @@ pub enum Refusal {
     #[error("the URL has no host")]
     NoHost,
     /// A cloud metadata endpoint (refused always).
-    #[error("{host} is a cloud metadata endpoint{}", at(*ip))]
+    #[error("{host} is a cloud metadata endpoint{}", at(host, *ip))]
     Metadata {
         /// The host as written in the URL.
         host: String,
@@ -44,7 +44,7 @@ pub enum Refusal {
     /// A loopback, private, link-local or otherwise internal address or name.
     #[error(
         "{host}{} is a private or internal network address ({}); set allow_private_networks = true in the plugin's configuration to allow it",
-        at(*ip),
+        at(host, *ip),
         class.describe()
     )]
     Internal {
@@ -65,8 +65,12 @@ pub enum Refusal {
     },
 }
 
-fn at(ip: Option<IpAddr>) -> String {
-    ip.map(|ip| format!(" ({ip})")).unwrap_or_default()
+/// ` (address)` after a host name; nothing after a literal address.
+fn at(host: &str, ip: Option<IpAddr>) -> String {
+    match ip {
+        Some(ip) if host.trim_matches(['[', ']']) != ip.to_string() => format!(" ({ip})"),
+        _ => String::new(),
+    }
 }
 
 /// The address policy of one tool or plugin instance.
@@ -101,6 +105,14 @@ impl Policy {
             reason: e.to_string(),
         })?;
         self.check_url(&url)?;
+        Ok(url)
+    }
+
+    /// [`Policy::parse`], then [`Policy::resolve`]: for a caller that cannot pin the
+    /// addresses (a browser resolves names itself), the URL when it may be opened.
+    pub fn parse_and_resolve(&self, raw: &str) -> Result<Url, Refusal> {
+        let url = self.parse(raw)?;
+        self.resolve(&url)?;
         Ok(url)
     }
 
