@@ -55,6 +55,23 @@ impl Link {
         let inner = self.0.upgrade().ok_or(BrowserError::Closed)?;
         inner.call(method, params, session, timeout)
     }
+
+    /// Send `method` without waiting for its answer (which is dropped).
+    pub fn send(
+        &self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+    ) -> Result<(), BrowserError> {
+        let inner = self.0.upgrade().ok_or(BrowserError::Closed)?;
+        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+        inner
+            .outgoing
+            .lock()
+            .map_err(|_| BrowserError::Closed)?
+            .send(request(id, method, params, session))
+            .map_err(|_| BrowserError::Closed)
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -116,10 +133,6 @@ impl Inner {
         timeout: Duration,
     ) -> Result<Value, BrowserError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut request = json!({ "id": id, "method": method, "params": params });
-        if let Some(session) = session {
-            request["sessionId"] = json!(session);
-        }
         let (reply_tx, reply_rx) = mpsc::channel();
         self.pending
             .lock()
@@ -128,7 +141,7 @@ impl Inner {
         self.outgoing
             .lock()
             .map_err(|_| BrowserError::Closed)?
-            .send(request.to_string())
+            .send(request(id, method, params, session))
             .map_err(|_| BrowserError::Closed)?;
         let answer = reply_rx.recv_timeout(timeout);
         if let Ok(mut pending) = self.pending.lock() {
@@ -147,6 +160,15 @@ impl Inner {
             Err(RecvTimeoutError::Disconnected) => Err(BrowserError::Closed),
         }
     }
+}
+
+/// The text of request `id`.
+fn request(id: u64, method: &str, params: Value, session: Option<&str>) -> String {
+    let mut request = json!({ "id": id, "method": method, "params": params });
+    if let Some(session) = session {
+        request["sessionId"] = json!(session);
+    }
+    request.to_string()
 }
 
 /// How long the I/O thread blocks in a read before it looks for queued requests again.

@@ -76,9 +76,9 @@ pub const ALLOWED: [&str; 54] = [
     "Runtime.releaseObject",
     "Runtime.releaseObjectGroup",
     "Runtime.runScript",
+    "Target.activateTarget",
     "Target.getTargetInfo",
     "Target.getTargets",
-    "Target.activateTarget",
 ];
 
 /// Why a method off the allowlist is refused.

@@ -94,7 +94,11 @@ impl Guard {
 /// lookup); `data:`, `blob:` and `about:` stay inside the browser; anything else is
 /// refused.
 pub fn judge(policy: &Policy, raw: &str) -> Result<(), Refusal> {
-    let scheme = raw.split(':').next().unwrap_or_default().to_ascii_lowercase();
+    let scheme = raw
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     if matches!(scheme.as_str(), "data" | "blob" | "about") {
         return Ok(());
     }
@@ -119,21 +123,21 @@ pub fn start(link: Link, guard: SharedGuard, events: Receiver<GuardEvent>, timeo
         });
 }
 
-/// A new target: intercept its requests and its children's, then let it run. Targets
-/// whose type has no `Fetch` domain (workers) just run: their requests go through the
-/// page that started them.
+/// A new target: intercept its requests and its children's, then let it run (a target
+/// the browser already had, not waiting, ignores the release).
 fn attached(link: &Link, params: &Value, timeout: Duration) -> Result<(), BrowserError> {
     let Some(session) = params["sessionId"].as_str() else {
         return Ok(());
     };
     let session = Some(session);
     let fetch = json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] });
+    // A target without these domains (a worker, the browser's own UI) answers with an
+    // error; it is released all the same.
     let _ = link.call("Fetch.enable", fetch, session, timeout);
     let _ = link.call("Target.setAutoAttach", auto_attach(), session, timeout);
-    if params["waitingForDebugger"].as_bool() == Some(true) {
-        link.call("Runtime.runIfWaitingForDebugger", json!({}), session, timeout)?;
-    }
-    Ok(())
+    // Not waited for: the answer comes only once the target has run, and the guard
+    // must keep answering paused requests meanwhile.
+    link.send("Runtime.runIfWaitingForDebugger", json!({}), session)
 }
 
 /// A paused request: continue it or fail it.

@@ -28,6 +28,10 @@ mod vision;
 mod walker;
 
 #[cfg(test)]
+mod cdp_policy_tests;
+#[cfg(test)]
+mod guard_tests;
+#[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]
 mod tests;

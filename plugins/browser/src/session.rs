@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::cdp::{Connection, EventSink};
-use crate::guard::{self, Guard, SharedGuard};
 use crate::error::BrowserError;
+use crate::guard::{self, Guard, SharedGuard};
 use crate::launch::Chromium;
 use crate::settings::Settings;
 use crate::snapshot::RefTarget;

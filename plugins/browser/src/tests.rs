@@ -94,7 +94,7 @@ pub(crate) fn settings(allow_private: bool) -> Settings {
     settings
 }
 
-fn call<A: DeserializeOwned>(
+pub(crate) fn call<A: DeserializeOwned>(
     registry: &Registry,
     handler: fn(&Registry, A, &str) -> Result<Value, BrowserError>,
     args: Value,
@@ -106,7 +106,7 @@ fn call<A: DeserializeOwned>(
     ))
 }
 
-fn eval(registry: &Registry, expression: &str) -> Value {
+pub(crate) fn eval(registry: &Registry, expression: &str) -> Value {
     let reply = call(
         registry,
         inspection::console,
