@@ -29,11 +29,12 @@ pub type EventSink = Arc<dyn Fn(&str, &Value, Option<&str>) + Send + Sync>;
 type Reply = Result<Value, (i64, String)>;
 type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
 
-/// A live DevTools connection; the I/O thread ends when this is dropped.
-pub struct Connection(Arc<Inner>);
+/// A live DevTools connection (its [`Client`] to call with); the I/O thread ends when
+/// this is dropped.
+pub struct Connection(Arc<Client>);
 
 /// What callers share: request ids, the queue to the I/O thread, waiting callers.
-struct Inner {
+pub struct Client {
     next_id: AtomicU64,
     outgoing: Mutex<Sender<String>>,
     pending: Pending,
@@ -41,36 +42,20 @@ struct Inner {
 
 /// A handle on a [`Connection`] that does not keep it open.
 #[derive(Clone)]
-pub struct Link(Weak<Inner>);
+pub struct Link(Weak<Client>);
 
 impl Link {
-    /// [`Connection::call`], or [`BrowserError::Closed`] once the connection is gone.
-    pub fn call(
-        &self,
-        method: &str,
-        params: Value,
-        session: Option<&str>,
-        timeout: Duration,
-    ) -> Result<Value, BrowserError> {
-        let inner = self.0.upgrade().ok_or(BrowserError::Closed)?;
-        inner.call(method, params, session, timeout)
+    /// The connection's client, or [`BrowserError::Closed`] once it is gone.
+    pub fn client(&self) -> Result<Arc<Client>, BrowserError> {
+        self.0.upgrade().ok_or(BrowserError::Closed)
     }
+}
 
-    /// Send `method` without waiting for its answer (which is dropped).
-    pub fn send(
-        &self,
-        method: &str,
-        params: Value,
-        session: Option<&str>,
-    ) -> Result<(), BrowserError> {
-        let inner = self.0.upgrade().ok_or(BrowserError::Closed)?;
-        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
-        inner
-            .outgoing
-            .lock()
-            .map_err(|_| BrowserError::Closed)?
-            .send(request(id, method, params, session))
-            .map_err(|_| BrowserError::Closed)
+impl std::ops::Deref for Connection {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.0
     }
 }
 
@@ -100,22 +85,11 @@ impl Connection {
         std::thread::Builder::new()
             .name("toolhost-browser-cdp".into())
             .spawn(move || pump(socket, rx, thread_pending, events))?;
-        Ok(Connection(Arc::new(Inner {
+        Ok(Connection(Arc::new(Client {
             next_id: AtomicU64::new(1),
             outgoing: Mutex::new(tx),
             pending,
         })))
-    }
-
-    /// Call `method` (on `session` when given) and wait up to `timeout` for its result.
-    pub fn call(
-        &self,
-        method: &str,
-        params: Value,
-        session: Option<&str>,
-        timeout: Duration,
-    ) -> Result<Value, BrowserError> {
-        self.0.call(method, params, session, timeout)
     }
 
     /// A handle that does not keep the connection open.
@@ -124,8 +98,31 @@ impl Connection {
     }
 }
 
-impl Inner {
-    fn call(
+impl Client {
+    /// Send `method` (on `session` when given) without waiting for its answer (which
+    /// is dropped); its request id.
+    pub fn send(
+        &self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+    ) -> Result<u64, BrowserError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.queue(request(id, method, params, session))?;
+        Ok(id)
+    }
+
+    /// Hand a request's text to the I/O thread.
+    fn queue(&self, text: String) -> Result<(), BrowserError> {
+        self.outgoing
+            .lock()
+            .map_err(|_| BrowserError::Closed)?
+            .send(text)
+            .map_err(|_| BrowserError::Closed)
+    }
+
+    /// Call `method` (on `session` when given) and wait up to `timeout` for its result.
+    pub fn call(
         &self,
         method: &str,
         params: Value,
@@ -138,11 +135,7 @@ impl Inner {
             .lock()
             .map_err(|_| BrowserError::Closed)?
             .insert(id, reply_tx);
-        self.outgoing
-            .lock()
-            .map_err(|_| BrowserError::Closed)?
-            .send(request(id, method, params, session))
-            .map_err(|_| BrowserError::Closed)?;
+        self.queue(request(id, method, params, session))?;
         let answer = reply_rx.recv_timeout(timeout);
         if let Ok(mut pending) = self.pending.lock() {
             pending.remove(&id);

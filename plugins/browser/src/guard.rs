@@ -130,14 +130,17 @@ fn attached(link: &Link, params: &Value, timeout: Duration) -> Result<(), Browse
         return Ok(());
     };
     let session = Some(session);
+    let client = link.client()?;
     let fetch = json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] });
     // A target without these domains (a worker, the browser's own UI) answers with an
     // error; it is released all the same.
-    let _ = link.call("Fetch.enable", fetch, session, timeout);
-    let _ = link.call("Target.setAutoAttach", auto_attach(), session, timeout);
+    let _ = client.call("Fetch.enable", fetch, session, timeout);
+    let _ = client.call("Target.setAutoAttach", auto_attach(), session, timeout);
     // Not waited for: the answer comes only once the target has run, and the guard
     // must keep answering paused requests meanwhile.
-    link.send("Runtime.runIfWaitingForDebugger", json!({}), session)
+    client
+        .send("Runtime.runIfWaitingForDebugger", json!({}), session)
+        .map(drop)
 }
 
 /// A paused request: continue it or fail it.
@@ -162,7 +165,7 @@ fn paused(
             )
         }
     };
-    match link.call(method, reply, session, timeout) {
+    match link.client()?.call(method, reply, session, timeout) {
         // The request may be gone already (the page navigated away).
         Err(BrowserError::Cdp { .. } | BrowserError::Timeout { .. }) => Ok(()),
         other => other.map(drop),
