@@ -131,6 +131,14 @@ fn guarded(dir: &Path) -> Settings {
     }
 }
 
+/// A page server, a folder for downloads and the workspace, and a browser registry
+/// for them.
+fn rig() -> (Server, tempfile::TempDir, Arc<Registry>) {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::new(guarded(dir.path()));
+    (Server::start("127.0.0.1"), dir, registry)
+}
+
 fn navigate(registry: &Registry, url: &str) -> Value {
     call(registry, navigation::navigate, json!({ "url": url }))
 }
@@ -150,9 +158,7 @@ fn cdp(registry: &Registry, method: &str, params: Value) -> Value {
 #[test]
 #[ignore = "needs chromium"]
 fn runtime_evaluate_cannot_navigate_to_a_refused_address_and_read_it() {
-    let server = Server::start("127.0.0.1");
-    let dir = tempfile::tempdir().unwrap();
-    let registry = Registry::new(guarded(dir.path()));
+    let (server, _dir, registry) = rig();
     assert_eq!(
         navigate(&registry, &format!("{}/page", server.base))["success"],
         true
@@ -180,9 +186,7 @@ fn runtime_evaluate_cannot_navigate_to_a_refused_address_and_read_it() {
 #[test]
 #[ignore = "needs chromium"]
 fn a_page_script_cannot_fetch_a_refused_address() {
-    let server = Server::start("127.0.0.1");
-    let dir = tempfile::tempdir().unwrap();
-    let registry = Registry::new(guarded(dir.path()));
+    let (server, _dir, registry) = rig();
     navigate(&registry, &format!("{}/probe", server.base));
     let seen = server.wait_for("/report");
     assert!(seen.contains(&"/report?blocked".to_string()), "{seen:?}");
@@ -192,9 +196,7 @@ fn a_page_script_cannot_fetch_a_refused_address() {
 #[test]
 #[ignore = "needs chromium"]
 fn a_redirect_to_a_refused_address_is_stopped() {
-    let server = Server::start("127.0.0.1");
-    let dir = tempfile::tempdir().unwrap();
-    let registry = Registry::new(guarded(dir.path()));
+    let (server, _dir, registry) = rig();
     let reply = navigate(&registry, &format!("{}/redirect", server.base));
     assert_eq!(reply["success"], false, "{reply}");
     let error = reply["error"].as_str().unwrap();
@@ -206,9 +208,7 @@ fn a_redirect_to_a_refused_address_is_stopped() {
 #[test]
 #[ignore = "needs chromium"]
 fn a_popup_is_guarded_like_the_page() {
-    let server = Server::start("127.0.0.1");
-    let dir = tempfile::tempdir().unwrap();
-    let registry = Registry::new(guarded(dir.path()));
+    let (server, _dir, registry) = rig();
     let opened = navigate(&registry, &format!("{}/popup", server.base));
     let link = opened["snapshot"]
         .as_str()
@@ -227,10 +227,8 @@ fn a_popup_is_guarded_like_the_page() {
 #[test]
 #[ignore = "needs chromium"]
 fn downloads_land_in_the_task_folder_whatever_path_is_asked_for() {
-    let server = Server::start("127.0.0.1");
-    let dir = tempfile::tempdir().unwrap();
+    let (server, dir, registry) = rig();
     let elsewhere = dir.path().join("state").join("memories");
-    let registry = Registry::new(guarded(dir.path()));
     navigate(&registry, &format!("{}/page", server.base));
     let set = cdp(
         &registry,
@@ -262,14 +260,12 @@ fn downloads_land_in_the_task_folder_whatever_path_is_asked_for() {
 #[test]
 #[ignore = "needs chromium"]
 fn file_uploads_come_only_from_the_workspace_and_never_secret_files() {
-    let server = Server::start("127.0.0.1");
-    let dir = tempfile::tempdir().unwrap();
+    let (server, dir, registry) = rig();
     let workspace = dir.path().join("workspace");
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("notes.txt"), "notes").unwrap();
     std::fs::write(workspace.join(".env"), "TOKEN=1").unwrap();
     std::os::unix::fs::symlink("/etc/hostname", workspace.join("host.txt")).unwrap();
-    let registry = Registry::new(guarded(dir.path()));
     navigate(&registry, &format!("{}/upload", server.base));
     let document = cdp(&registry, "DOM.getDocument", json!({}));
     let root = document["result"]["root"]["nodeId"].clone();
@@ -310,9 +306,7 @@ fn file_uploads_come_only_from_the_workspace_and_never_secret_files() {
 #[test]
 #[ignore = "needs chromium"]
 fn browser_cdp_refuses_methods_that_would_switch_off_the_guard() {
-    let server = Server::start("127.0.0.1");
-    let dir = tempfile::tempdir().unwrap();
-    let registry = Registry::new(guarded(dir.path()));
+    let (server, _dir, registry) = rig();
     navigate(&registry, &format!("{}/page", server.base));
     for method in [
         "Fetch.disable",

@@ -45,6 +45,22 @@ pub enum AddressClass {
 }
 
 impl AddressClass {
+    /// Every class.
+    pub const ALL: [AddressClass; 12] = [
+        AddressClass::Public,
+        AddressClass::Metadata,
+        AddressClass::Loopback,
+        AddressClass::Private,
+        AddressClass::SharedNat,
+        AddressClass::LinkLocal,
+        AddressClass::Unspecified,
+        AddressClass::Multicast,
+        AddressClass::Broadcast,
+        AddressClass::Documentation,
+        AddressClass::Benchmarking,
+        AddressClass::Reserved,
+    ];
+
     /// True for every class but [`AddressClass::Public`].
     pub fn is_internal(self) -> bool {
         self != AddressClass::Public

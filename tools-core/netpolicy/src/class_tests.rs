@@ -172,21 +172,7 @@ fn plain_ipv6_carries_no_ipv4() {
 
 #[test]
 fn only_public_is_not_internal() {
-    let all = [
-        Public,
-        Metadata,
-        Loopback,
-        Private,
-        SharedNat,
-        LinkLocal,
-        Unspecified,
-        Multicast,
-        Broadcast,
-        Documentation,
-        Benchmarking,
-        Reserved,
-    ];
-    for class in all {
+    for class in AddressClass::ALL {
         assert_eq!(class.is_internal(), class != Public, "{class:?}");
         assert!(!class.describe().is_empty());
     }
