@@ -147,12 +147,17 @@ impl Session {
         guard::start(conn.link(), Arc::clone(&request_guard), guard_rx, timeout);
         conn.call("Target.setAutoAttach", guard::auto_attach(), None, timeout)?;
         let downloads = crate::downloads::folder(settings, task)?;
-        conn.call(
+        let set_downloads = conn.call(
             "Browser.setDownloadBehavior",
             crate::downloads::behavior("allow", &downloads),
             None,
             timeout,
-        )?;
+        );
+        // A remote browser saves on its own machine (some endpoints refuse the method);
+        // a local one must send downloads to the task's folder.
+        if process.is_some() {
+            set_downloads?;
+        }
         let created = conn.call(
             "Target.createTarget",
             json!({ "url": "about:blank" }),
