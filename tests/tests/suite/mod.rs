@@ -23,6 +23,7 @@ mod plugin_runtime;
 mod plugin_scaffold;
 mod plugin_sources;
 mod pyplug_hermes_pypi;
+mod pyplug_lifecycle;
 mod pyplug_python_plugins;
 mod remcode_execute_code_remote;
 mod sec_state_integrity;
