@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 use toolhost::agent::scripted::{self, ScriptedServer};
-use toolhost_tests::{TestHome, require, stderr, stdout, stdout_json};
+use toolhost_tests::{TestHome, require, spawn_with_stdin, stderr, stdout, stdout_json};
 
 /// A plugin whose tool `life_ping` answers, and whose exit handlers append a line each
 /// to `EXIT_LOG`; `life_env` reports and uses its Hermes home; `life_node` starts Node.
@@ -100,20 +100,9 @@ impl Setup {
     }
 
     fn run(&self, args: &[&str], input: Option<&str>) -> Output {
-        let mut cmd = self.command();
-        cmd.args(args)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn toolhost");
-        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-            stdin.write_all(text.as_bytes()).unwrap();
-        }
-        child.wait_with_output().expect("wait toolhost")
+        spawn_with_stdin(self.command(), args, input)
+            .wait_with_output()
+            .expect("wait toolhost")
     }
 
     fn call(&self, tool: &str) -> Value {

@@ -689,7 +689,9 @@ def serve(spec):
     channel.write(dict({"id": 0}, ok=json.dumps(plugin.declaration())))
     # SIGTERM (the host's second request to exit) unwinds like an exit, so that the
     # finalize hooks and atexit handlers still run; SIGKILL follows after a grace period.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    # A handler the plugin installed itself is left alone.
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         while True:
             request = channel.read()
