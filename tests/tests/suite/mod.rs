@@ -22,6 +22,7 @@ mod plugin_hooks;
 mod plugin_runtime;
 mod plugin_scaffold;
 mod plugin_sources;
+mod pyplug_dispatch_pipeline;
 mod pyplug_hermes_pypi;
 mod pyplug_lifecycle;
 mod pyplug_python_plugins;
