@@ -139,6 +139,7 @@ impl Drop for Toolhost {
     /// terminal's execution environments (idempotent; `process::exit` skips it, so exit
     /// paths that bypass drop must call `services.shutdown()` themselves).
     fn drop(&mut self) {
+        crate::plugins::process::shutdown::stop_all(&self.plugins);
         self.services.shutdown();
         if let Some(fifo) = &self.reload_channel {
             crate::plugins::control::stop_listening(fifo);
@@ -207,9 +208,9 @@ impl Toolhost {
         .with_agent_loop(agent_loop)
         .with_default_limit(config.config.dispatch.max_result_chars)
         .with_unknown_tool_note(mcp.unknown_tool_note());
-        services
-            .tool_caller
-            .set(Arc::new(PipelineCaller(dispatcher.clone())));
+        let caller: Arc<dyn ToolCaller> = Arc::new(PipelineCaller(dispatcher.clone()));
+        services.tool_caller.set(Arc::clone(&caller));
+        crate::plugins::python::load::route_dispatch(&plugins, &registry, &caller);
         services
             .cron
             .executor
@@ -239,6 +240,7 @@ impl Toolhost {
     /// Stop everything that runs beside the host: MCP server processes, then the
     /// terminal's environments and background processes. Idempotent; also done on drop.
     pub fn shutdown(&self) {
+        crate::plugins::process::shutdown::stop_all(&self.plugins);
         self.mcp.shutdown();
         self.services.shutdown();
         if let Some(fifo) = &self.reload_channel {

@@ -13,8 +13,11 @@
 pub mod child;
 pub mod exit;
 pub mod launch;
+pub mod memory;
+pub mod nested;
 pub mod plugin;
 pub mod protocol;
+pub mod shutdown;
 
 use std::path::PathBuf;
 
