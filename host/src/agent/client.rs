@@ -24,8 +24,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::ContextWindow;
 use super::message::{Message, Usage};
-use super::settings::ModelEndpoint;
 use super::reply::{self, ReadError};
+use super::settings::ModelEndpoint;
 use super::stream::{ChunkError, StreamEvent};
 
 /// Longest error body kept in an error message.
@@ -407,9 +407,14 @@ impl ModelClient {
                         () = tokio::time::sleep(Duration::from_secs_f64(wait)) => {}
                     }
                 }
-                Err((ModelError::Status { status: 400, body: text, .. }, _))
-                    if mentions_context(&text) =>
-                {
+                Err((
+                    ModelError::Status {
+                        status: 400,
+                        body: text,
+                        ..
+                    },
+                    _,
+                )) if mentions_context(&text) => {
                     self.window.underestimated();
                     return Err(self.overflow(body.len()));
                 }
@@ -515,7 +520,8 @@ impl ModelClient {
 /// context window", Ollama's "context").
 fn mentions_context(body: &str) -> bool {
     let body = body.to_ascii_lowercase();
-    body.contains("context") && (body.contains("length") || body.contains("window") || body.contains("exceed"))
+    body.contains("context")
+        && (body.contains("length") || body.contains("window") || body.contains("exceed"))
 }
 
 /// Shortest key masked by value: a shorter one (a local server's `x`, `sk`) is no
@@ -549,3 +555,7 @@ pub fn mask_key(text: &str, key: &str) -> String {
 #[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "client_failure_tests.rs"]
+mod failure_tests;

@@ -95,7 +95,12 @@ pub struct Message {
     /// Content (absent on assistant messages that only call tools). Absent content is
     /// sent as `""`: llama.cpp's server (llama-cpp-python) rejects `null` with a 500,
     /// and every OpenAI-compatible server accepts the empty string (docs/model-servers.md).
-    #[serde(default, serialize_with = "content_or_empty")]
+    /// `""` read back is `None` again, so a stored message round-trips.
+    #[serde(
+        default,
+        serialize_with = "content_or_empty",
+        deserialize_with = "empty_is_none"
+    )]
     pub content: Option<Content>,
     /// Tool calls of an assistant message.
     #[serde(
@@ -201,6 +206,12 @@ fn content_or_empty<S: serde::Serializer>(
         Some(content) => content.serialize(serializer),
         None => serializer.serialize_str(""),
     }
+}
+
+/// `""` (or `null`) content as `None`.
+fn empty_is_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Content>, D::Error> {
+    Ok(Option::<Content>::deserialize(deserializer)?
+        .filter(|c| !matches!(c, Content::Text(t) if t.is_empty())))
 }
 
 fn nullable_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
