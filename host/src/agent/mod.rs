@@ -40,6 +40,8 @@ mod background_tests;
 #[cfg(test)]
 mod images_loop_tests;
 #[cfg(test)]
+mod turn_reply_tests;
+#[cfg(test)]
 mod turn_tests;
 
 pub use assemble::{Agent, AgentError, AgentParts, CHILD_BLOCKED_TOOLS, HostPieces, ToolOffer};
