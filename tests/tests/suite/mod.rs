@@ -9,6 +9,7 @@ mod execute_code_cli;
 mod gaps_chat;
 mod install;
 mod isolation_process;
+mod loop_real_model;
 mod loop_run;
 mod mcp_client;
 mod mcp_common;
