@@ -13,6 +13,7 @@
 //! serialized already ([`ToolsJson`], once per agent), since they are the same on every
 //! request of a turn.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -259,6 +260,9 @@ pub struct ModelClient {
     endpoint: Arc<ModelEndpoint>,
     usage: Arc<Mutex<Usage>>,
     window: Arc<ContextWindow>,
+    /// Set once a reply came only without streaming after incomplete streams: later
+    /// calls of this client (and its clones) go unstreamed from the start.
+    unstreamed: Arc<AtomicBool>,
 }
 
 impl ModelClient {
@@ -294,6 +298,7 @@ impl ModelClient {
             endpoint: Arc::new(endpoint),
             usage: Arc::new(Mutex::new(Usage::default())),
             window: Arc::new(window),
+            unstreamed: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -352,8 +357,9 @@ impl ModelClient {
     /// Send `request` and return the reply; `on_event` sees streamed text and tool-call
     /// starts as they arrive (a reply that is not streamed is reported whole), and one
     /// [`StreamEvent::Retry`] line per retry. Retries as configured; a streamed reply
-    /// that comes back incomplete twice is asked for again without streaming
-    /// (docs/model-servers.md); `cancel` aborts at once.
+    /// that comes back incomplete twice is asked for again without streaming, and once
+    /// that worked this client no longer streams (docs/model-servers.md); `cancel`
+    /// aborts at once.
     pub async fn complete(
         &self,
         request: &ChatRequest<'_>,
@@ -361,7 +367,7 @@ impl ModelClient {
         cancel: &CancellationToken,
     ) -> Result<Completion, ModelError> {
         let settings = &self.endpoint.settings;
-        let mut stream = settings.stream;
+        let mut stream = settings.stream && !self.unstreamed.load(Ordering::Relaxed);
         let mut body = Bytes::from(self.body_for(request, stream)?);
         self.check_fits(body.len())?;
         let mut incomplete = 0u32;
@@ -374,6 +380,9 @@ impl ModelClient {
             };
             match result {
                 Ok(completion) => {
+                    if incomplete >= 2 && !stream {
+                        self.unstreamed.store(true, Ordering::Relaxed);
+                    }
                     self.window
                         .observe(body.len(), completion.usage.prompt_tokens);
                     self.usage

@@ -59,13 +59,19 @@ async fn an_empty_stream_is_retried_then_asked_for_without_streaming() {
     ])
     .await
     .unwrap();
-    let (result, seen) = ask_seeing(&client_with(server.base_url(), |_| {})).await;
+    let client = client_with(server.base_url(), |_| {});
+    let (result, seen) = ask_seeing(&client).await;
     assert_eq!(result.unwrap().message.content_text(), "answer");
     let bodies = server.bodies();
     assert_eq!(bodies[1]["stream"], true);
     assert!(bodies[2].get("stream").is_none(), "{}", bodies[2]);
     let lines = retries(&seen);
     assert_eq!(lines.len(), 2);
+    // The next call of this client goes unstreamed from the start.
+    server.push([scripted::text("again")]);
+    let (result, _) = ask_seeing(&client).await;
+    assert_eq!(result.unwrap().message.content_text(), "again");
+    assert!(server.bodies()[3].get("stream").is_none());
     assert!(lines[1].contains("incomplete reply") && lines[1].contains("not streamed"));
     assert!(lines.iter().all(|l| !l.contains('\n') && l.len() < 120));
 }

@@ -166,6 +166,7 @@ impl Agent {
         self.record(conversation, vec![Message::user(user_text)]);
         let mut strikes = Strikes::default();
         let mut state = Answering::default();
+        let say_it = serde_json::Value::from("none");
         let mut usage = Usage::default();
         let mut calls = 0;
         let end = |text: String, end: TurnEnd, calls: usize, usage: Usage| TurnOutcome {
@@ -187,7 +188,10 @@ impl Agent {
             }
             calls += 1;
             (self.events)(AgentEvent::ModelCall(calls));
-            let completion = match self.ask(conversation, cancel).await {
+            // After an empty reply the model is asked to answer in words: llama-cpp-python's
+            // `chatml-function-calling` can return no text at all under "auto".
+            let choice = (state.empty > 0).then_some(&say_it);
+            let completion = match self.ask(conversation, choice, cancel).await {
                 Ok(c) => c,
                 Err(ModelError::Interrupted) => {
                     return end("Interrupted.".into(), TurnEnd::Interrupted, calls, usage);
@@ -361,6 +365,7 @@ impl Agent {
     async fn ask(
         &self,
         conversation: &mut Conversation,
+        tool_choice: Option<&serde_json::Value>,
         cancel: &CancellationToken,
     ) -> Result<super::client::Completion, ModelError> {
         let mut compressed = false;
@@ -368,7 +373,7 @@ impl Agent {
             let request = ChatRequest {
                 messages: &conversation.messages,
                 tools: &self.tools_json,
-                tool_choice: None,
+                tool_choice,
             };
             let events = self.events.clone();
             let mut on_event = move |event: StreamEvent| match event {

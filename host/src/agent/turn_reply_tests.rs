@@ -39,6 +39,10 @@ async fn an_empty_reply_then_an_answer_completes() {
     let s = setup(vec![scripted::empty(), scripted::text("Hi")]).await;
     let (_, out) = turn(&s, "hello").await;
     assert_eq!((out.text.as_str(), out.end), ("Hi", TurnEnd::Completed));
+    // Asked again for words, not tools.
+    let bodies = s.server.bodies();
+    assert_eq!(bodies[0]["tool_choice"], "auto");
+    assert_eq!(bodies[1]["tool_choice"], "none");
 }
 
 #[tokio::test]
