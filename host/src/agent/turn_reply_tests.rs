@@ -193,3 +193,40 @@ async fn a_request_that_cannot_fit_fails_with_the_fix_and_sends_nothing() {
     assert!(out.text.contains("--toolsets"), "{}", out.text);
     assert!(s.server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn llama_cpp_pythons_tool_round_trip_completes_streamed() {
+    // What llama-cpp-python's `chatml-function-calling` does under "auto", streamed: an
+    // empty 200 stream when the model picks a tool, the call when asked unstreamed, an
+    // empty message after the result, words when asked with tool_choice "none".
+    let s = setup_with(
+        vec![
+            scripted::cut_stream(&[]),
+            scripted::cut_stream(&[]),
+            scripted::tool_calls(&[("call__0_echo_cmpl-1", "echo", r#"{"text":"x"}"#)]),
+            scripted::empty(),
+            scripted::text("Echoed x."),
+        ],
+        |m, _| m.stream = true,
+    )
+    .await;
+    let (c, out) = turn(&s, "echo x").await;
+    assert_eq!(
+        (out.text.as_str(), out.end),
+        ("Echoed x.", TurnEnd::Completed)
+    );
+    let bodies = s.server.bodies();
+    assert_eq!(bodies[0]["stream"], true);
+    assert!(bodies[2].get("stream").is_none());
+    assert!(bodies[3].get("stream").is_none(), "streaming stays off");
+    // The result went back with the call as the server named it, content "" beside it.
+    let call = &bodies[3]["messages"][2];
+    assert_eq!(call["content"], "");
+    assert_eq!(call["tool_calls"][0]["id"], "call__0_echo_cmpl-1");
+    assert_eq!(
+        tool_results(&s, 3)[0]["tool_call_id"],
+        "call__0_echo_cmpl-1"
+    );
+    assert_eq!(bodies[4]["tool_choice"], "none");
+    assert_eq!(c.messages.last().unwrap().content_text(), "Echoed x.");
+}
