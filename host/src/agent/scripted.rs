@@ -265,9 +265,14 @@ fn usage() -> Value {
 
 /// A completion with text only.
 pub fn text(content: &str) -> Reply {
+    text_ending(content, "stop")
+}
+
+/// A completion with text only and this `finish_reason`.
+fn text_ending(content: &str, finish_reason: &str) -> Reply {
     Reply::Json(json!({
         "id": "chatcmpl-scripted", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "stop",
+        "choices": [{"index": 0, "finish_reason": finish_reason,
             "message": {"role": "assistant", "content": content}}],
         "usage": usage(),
     }))
@@ -349,10 +354,5 @@ pub fn empty() -> Reply {
 
 /// A completion cut off at `max_tokens` (`finish_reason: length`).
 pub fn cut_off(content: &str) -> Reply {
-    Reply::Json(json!({
-        "id": "chatcmpl-scripted", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "length",
-            "message": {"role": "assistant", "content": content}}],
-        "usage": usage(),
-    }))
+    text_ending(content, "length")
 }
