@@ -356,10 +356,10 @@ impl ModelClient {
 
     /// Send `request` and return the reply; `on_event` sees streamed text and tool-call
     /// starts as they arrive (a reply that is not streamed is reported whole), and one
-    /// [`StreamEvent::Retry`] line per retry. Retries as configured; a streamed reply
-    /// that comes back incomplete twice is asked for again without streaming, and once
-    /// that worked this client no longer streams (docs/model-servers.md); `cancel`
-    /// aborts at once.
+    /// [`StreamEvent::Retry`] line per retry. Retries as configured; a streamed request
+    /// that failed twice is sent again without streaming, and when the two failures were
+    /// incomplete streams and that worked, this client no longer streams
+    /// (docs/model-servers.md); `cancel` aborts at once.
     pub async fn complete(
         &self,
         request: &ChatRequest<'_>,
@@ -370,7 +370,7 @@ impl ModelClient {
         let mut stream = settings.stream && !self.unstreamed.load(Ordering::Relaxed);
         let mut body = Bytes::from(self.body_for(request, stream)?);
         self.check_fits(body.len())?;
-        let mut incomplete = 0u32;
+        let (mut incomplete, mut streamed_failures) = (0u32, 0u32);
         let mut attempt = 0u32;
         loop {
             let result = tokio::select! {
@@ -392,9 +392,13 @@ impl ModelClient {
                     return Ok(completion);
                 }
                 Err((err, retry_after)) if err.retryable() && attempt < settings.max_retries => {
-                    if matches!(err, ModelError::Incomplete { .. }) && stream {
-                        incomplete += 1;
-                        if incomplete >= 2 {
+                    if stream {
+                        // Any failure counts (a server may answer a streamed request it
+                        // cannot stream with a 500); only incomplete streams make the
+                        // switch last beyond this call.
+                        streamed_failures += 1;
+                        incomplete += u32::from(matches!(err, ModelError::Incomplete { .. }));
+                        if streamed_failures >= 2 {
                             stream = false;
                             body = Bytes::from(self.body_for(request, false)?);
                         }

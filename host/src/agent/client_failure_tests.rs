@@ -231,3 +231,27 @@ fn keys_are_masked_as_whole_words_only() {
     assert_eq!(mask_key("max x", "x"), "max x");
     assert_eq!(mask_key("key abc1234", "abc1234"), "key abc1234");
 }
+
+#[tokio::test]
+async fn a_streamed_request_failing_with_errors_is_retried_unstreamed_for_that_call_only() {
+    let server = ScriptedServer::start(vec![
+        scripted::status(500, None),
+        scripted::status(500, None),
+        scripted::text("answer"),
+        scripted::streamed(&["next"], &[]),
+    ])
+    .await
+    .unwrap();
+    let client = client_with(server.base_url(), |_| {});
+    assert_eq!(
+        ask_seeing(&client).await.0.unwrap().message.content_text(),
+        "answer"
+    );
+    assert_eq!(
+        ask_seeing(&client).await.0.unwrap().message.content_text(),
+        "next"
+    );
+    let bodies = server.bodies();
+    assert!(bodies[2].get("stream").is_none());
+    assert_eq!(bodies[3]["stream"], true);
+}

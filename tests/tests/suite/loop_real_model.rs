@@ -16,7 +16,7 @@ fn run_task(stream: bool) -> Output {
     let home = TestHome::new();
     home.write_config(&format!(
         "[model]\nbase_url = \"{url}\"\nmodel = \"{model}\"\nstream = {stream}\n\
-         temperature = 0.0\nmax_tokens = 200\ncontext_length = 8192\ntimeout = 300\n\
+         temperature = 0.0\nmax_tokens = 512\ncontext_length = 8192\ntimeout = 300\n\
          retry_base_delay = 0.2\n"
     ));
     let mut cmd = home.command();
