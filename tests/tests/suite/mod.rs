@@ -10,6 +10,7 @@ mod floor_doors;
 mod gaps_chat;
 mod install;
 mod isolation_process;
+mod loop_real_model;
 mod loop_run;
 mod mcp_client;
 mod mcp_common;
