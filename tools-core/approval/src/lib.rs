@@ -97,9 +97,9 @@ mod prompt {
     }
 }
 #[cfg(test)]
-mod category_corpus_tests;
-#[cfg(test)]
 mod action_tests;
+#[cfg(test)]
+mod category_corpus_tests;
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
