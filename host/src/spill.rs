@@ -68,19 +68,7 @@ impl ResultSpill {
         let path = self
             .dir
             .join(format!("{}.txt", file_stem(tool, tool_call_id)));
-        let mut readable = readable_text(&text);
-        let cut = self
-            .limits
-            .max_file_bytes()
-            .filter(|cap| readable.len() > *cap)
-            .map(|cap| {
-                let mut end = cap;
-                while !readable.is_char_boundary(end) {
-                    end -= 1;
-                }
-                readable.truncate(end);
-                readable.len()
-            });
+        let (readable, cut) = self.saved_text(&text);
         let saved = std::fs::create_dir_all(&self.dir)
             .and_then(|()| tools_core::atomic_file::write_atomic(&path, readable.as_bytes()));
         drop(readable);
@@ -124,6 +112,38 @@ impl ResultSpill {
         }
         preview.to_string()
     }
+}
+
+impl ResultSpill {
+    /// What to save of `text`, and its length in bytes when `results.max_file_mb` cut
+    /// it. A result far past the cap is not parsed as JSON (which would hold several
+    /// copies of it in memory): its raw head is saved.
+    fn saved_text(&self, text: &str) -> (String, Option<usize>) {
+        let Some(cap) = self.limits.max_file_bytes() else {
+            return (readable_text(text), None);
+        };
+        if text.len() > cap.saturating_mul(2) {
+            let head = text[..floor_boundary(text, cap)].to_string();
+            let len = head.len();
+            return (head, Some(len));
+        }
+        let mut readable = readable_text(text);
+        if readable.len() <= cap {
+            return (readable, None);
+        }
+        readable.truncate(floor_boundary(&readable, cap));
+        let len = readable.len();
+        (readable, Some(len))
+    }
+}
+
+/// The largest character boundary of `text` at or below `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut end = at.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// A safe, unique file stem: the tool call id when it is usable, else a generated one.
