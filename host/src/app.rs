@@ -202,9 +202,9 @@ impl Toolhost {
         let spill = ResultSpill::new(home.results_dir()).with_limits(config.config.results.clone());
         spill.prune();
         let dispatcher = Dispatcher::new(Arc::clone(&registry), Arc::clone(&hooks), spill)
-        .with_agent_loop(agent_loop)
-        .with_default_limit(config.config.dispatch.max_result_chars)
-        .with_unknown_tool_note(mcp.unknown_tool_note());
+            .with_agent_loop(agent_loop)
+            .with_default_limit(config.config.dispatch.max_result_chars)
+            .with_unknown_tool_note(mcp.unknown_tool_note());
         services
             .tool_caller
             .set(Arc::new(PipelineCaller(dispatcher.clone())));

@@ -150,7 +150,13 @@ mod tests {
         write_aged(&dir.path().join("old.txt"), 10, 9 * 24 * HOUR);
         write_aged(&dir.path().join("new.txt"), 10, HOUR);
         let pruned = prune(dir.path(), &ResultsSettings::default(), None);
-        assert_eq!(pruned, Pruned { files: 1, bytes: 10 });
+        assert_eq!(
+            pruned,
+            Pruned {
+                files: 1,
+                bytes: 10
+            }
+        );
         assert!(!dir.path().join("old.txt").exists());
         assert!(dir.path().join("new.txt").exists());
     }

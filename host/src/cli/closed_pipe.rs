@@ -64,7 +64,5 @@ pub fn stdout_closed() -> bool {
         tv_nsec: 0,
     };
     poll(&mut fds, Some(&zero)).is_ok()
-        && fds[0]
-            .revents()
-            .intersects(PollFlags::ERR | PollFlags::HUP)
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }

@@ -235,10 +235,12 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
     // stdio: fd 1 is the protocol; move it out of reach of everything that loads next.
     let protocol = match args.http {
         Some(_) => None,
-        None => Some(super::protocol_stdout::claim().map_err(|source| CliError::Io {
-            what: "moving the MCP stream off fd 1".into(),
-            source,
-        })?),
+        None => Some(
+            super::protocol_stdout::claim().map_err(|source| CliError::Io {
+                what: "moving the MCP stream off fd 1".into(),
+                source,
+            })?,
+        ),
     };
     let host = Toolhost::start(&StartOptions {
         approval_surfaces: Surfaces::callback(elicitation.clone()),

@@ -79,9 +79,9 @@ impl ProtocolStdout {
 /// Tokio's blocking stdin.
 fn stdin_reader() -> io::Result<Box<dyn AsyncRead + Send + Unpin>> {
     match reopen_fifo(io::stdin().as_fd(), false) {
-        Some(fifo) => Ok(Box::new(
-            tokio::net::unix::pipe::Receiver::from_owned_fd(fifo)?,
-        )),
+        Some(fifo) => Ok(Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(
+            fifo,
+        )?)),
         None => Ok(Box::new(tokio::io::stdin())),
     }
 }

@@ -14,7 +14,8 @@ use super::discovery::PluginSource;
 pub const SAFE_MODE_VAR: &str = crate::mcp::discovery::SAFE_MODE_VAR;
 
 /// The reason recorded for every plugin safe mode skips.
-pub const SKIPPED_REASON: &str = "safe mode (TOOLHOST_SAFE_MODE): third-party plugins are not loaded";
+pub const SKIPPED_REASON: &str =
+    "safe mode (TOOLHOST_SAFE_MODE): third-party plugins are not loaded";
 
 /// True when `value` (of [`SAFE_MODE_VAR`]) turns safe mode on.
 pub fn is_truthy(value: &str) -> bool {

@@ -4,31 +4,33 @@
 use toolhost_tests::plugin_fixtures::{add_plugin, isolated, list_json, record};
 use toolhost_tests::{TestHome, stderr, toolhost_bin};
 
-#[test]
-fn a_manifest_cannot_put_a_third_party_plugin_in_process() {
+/// fixture-good as a user plugin with `manifest_extra` and `config`: its `plugins list`
+/// record, which must say it loaded.
+fn listed_good(manifest_extra: &str, config: &str) -> serde_json::Value {
     let home = TestHome::new();
     toolhost_bin();
     add_plugin(
         &home.path().join("plugins"),
         "good",
         "fixture_good",
-        "isolation = \"in-process\"\n",
+        manifest_extra,
     );
+    home.write_config(config);
     let records = list_json(isolated(&home));
-    let good = record(&records, "good", None);
+    let good = record(&records, "good", None).clone();
     assert_eq!(good["status"], "loaded", "{good}");
+    good
+}
+
+#[test]
+fn a_manifest_cannot_put_a_third_party_plugin_in_process() {
+    let good = listed_good("isolation = \"in-process\"\n", "");
     assert_eq!(good["isolation"], "process", "{good}");
 }
 
 #[test]
 fn the_config_can_put_a_trusted_plugin_in_process() {
-    let home = TestHome::new();
-    toolhost_bin();
-    add_plugin(&home.path().join("plugins"), "good", "fixture_good", "");
-    home.write_config("[plugins.isolation]\ngood = \"in-process\"\n");
-    let records = list_json(isolated(&home));
-    let good = record(&records, "good", None);
-    assert_eq!(good["status"], "loaded", "{good}");
+    let good = listed_good("", "[plugins.isolation]\ngood = \"in-process\"\n");
     assert_eq!(good["isolation"], "in-process", "{good}");
 }
 
@@ -59,5 +61,10 @@ fn safe_mode_loads_only_bundled_plugins_and_says_so_once() {
             .any(|r| r["source"] == "bundled" && r["status"] == "loaded"),
         "{records:?}"
     );
-    assert_eq!(stderr(&out).matches("safe mode").count(), 1, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).matches("safe mode").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
 }

@@ -11,7 +11,12 @@ use super::mcp_hardening::RawServe;
 fn an_in_process_plugin_cannot_write_into_the_mcp_stream() {
     let home = TestHome::new();
     toolhost_bin();
-    add_plugin(&home.path().join("plugins"), "hostile", "fixture_hostile", "");
+    add_plugin(
+        &home.path().join("plugins"),
+        "hostile",
+        "fixture_hostile",
+        "",
+    );
     home.write_config("[plugins.isolation]\nhostile = \"in-process\"\n");
     let mut serve = RawServe::start(&home, &["--toolsets", "hostile"]);
     for id in 1..=3 {

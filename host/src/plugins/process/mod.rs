@@ -141,13 +141,7 @@ mod tests {
                 None,
                 Isolation::InProcess,
             ),
-            (
-                &default,
-                "x",
-                PluginSource::User,
-                None,
-                Isolation::Process,
-            ),
+            (&default, "x", PluginSource::User, None, Isolation::Process),
             (
                 &default,
                 "x",
