@@ -88,15 +88,15 @@ impl ResultSpill {
             Ok(()) => {
                 preview["saved_to"] = json!(path.display().to_string());
                 let what = match cut {
-                    None => "The full text".to_string(),
+                    None => "The full text was".to_string(),
                     Some(bytes) => {
                         preview["saved_bytes"] = json!(bytes);
-                        format!("Its first {bytes} bytes (results.max_file_mb)")
+                        format!("Its first {bytes} bytes (results.max_file_mb) were")
                     }
                 };
                 preview["note"] = json!(format!(
                     "The result was too large ({total_chars} characters, limit {limit}). \
-                     {what} were saved to {}; use read_file with offset and limit to \
+                     {what} saved to {}; use read_file with offset and limit to \
                      read specific parts.",
                     path.display()
                 ));

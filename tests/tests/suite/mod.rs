@@ -3,6 +3,7 @@
 //! loudly when run without it (`toolhost_tests::require_service`).
 
 mod approvals_cli;
+mod bounds_cli;
 mod cli_closed_pipe;
 mod cli_contract;
 mod cron_scheduler;
