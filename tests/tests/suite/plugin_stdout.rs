@@ -12,8 +12,8 @@ use toolhost_tests::{TestHome, toolhost_bin};
 
 use super::mcp_hardening::RawServe;
 
-#[test]
-fn an_in_process_plugin_cannot_write_into_the_mcp_stream() {
+/// A home with the hostile fixture loaded in-process (by the user's choice).
+fn home_with_in_process_hostile() -> TestHome {
     let home = TestHome::new();
     toolhost_bin();
     add_plugin(
@@ -23,6 +23,12 @@ fn an_in_process_plugin_cannot_write_into_the_mcp_stream() {
         "",
     );
     home.write_config("[plugins.isolation]\nhostile = \"in-process\"\n");
+    home
+}
+
+#[test]
+fn an_in_process_plugin_cannot_write_into_the_mcp_stream() {
+    let home = home_with_in_process_hostile();
     let mut serve = RawServe::start(&home, &["--toolsets", "hostile"]);
     for id in 1..=3 {
         serve.send(
@@ -44,15 +50,7 @@ fn an_in_process_plugin_cannot_write_into_the_mcp_stream() {
 fn a_client_on_a_socket_gets_only_protocol_messages() {
     // Node-based MCP clients hand their servers socketpairs, not pipes: the protocol's
     // writer then runs on a thread of its own.
-    let home = TestHome::new();
-    toolhost_bin();
-    add_plugin(
-        &home.path().join("plugins"),
-        "hostile",
-        "fixture_hostile",
-        "",
-    );
-    home.write_config("[plugins.isolation]\nhostile = \"in-process\"\n");
+    let home = home_with_in_process_hostile();
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
     let theirs_out = theirs.try_clone().unwrap();
     let mut child = home
