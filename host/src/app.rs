@@ -200,14 +200,12 @@ impl Toolhost {
         };
         let agent_loop: Arc<dyn AgentLoopHandler> =
             Arc::new(AgentLoopState::from_services(&services));
-        let dispatcher = Dispatcher::new(
-            Arc::clone(&registry),
-            Arc::clone(&hooks),
-            ResultSpill::new(home.results_dir()),
-        )
-        .with_agent_loop(agent_loop)
-        .with_default_limit(config.config.dispatch.max_result_chars)
-        .with_unknown_tool_note(mcp.unknown_tool_note());
+        let spill = ResultSpill::new(home.results_dir()).with_limits(config.config.results.clone());
+        spill.prune();
+        let dispatcher = Dispatcher::new(Arc::clone(&registry), Arc::clone(&hooks), spill)
+            .with_agent_loop(agent_loop)
+            .with_default_limit(config.config.dispatch.max_result_chars)
+            .with_unknown_tool_note(mcp.unknown_tool_note());
         let caller: Arc<dyn ToolCaller> = Arc::new(PipelineCaller(dispatcher.clone()));
         services.tool_caller.set(Arc::clone(&caller));
         crate::plugins::python::load::route_dispatch(&plugins, &registry, &caller);

@@ -15,6 +15,7 @@ pub mod definitions;
 pub mod dispatch;
 pub mod mcp;
 pub mod plugins;
+pub mod results_prune;
 pub mod schema_sanitize;
 pub mod spill;
 pub mod tls;

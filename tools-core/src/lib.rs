@@ -16,6 +16,7 @@
 pub mod agent_loop;
 pub mod atomic_file;
 pub mod availability;
+pub mod bounded_read;
 #[cfg(unix)]
 pub mod code_exec;
 pub mod config_allowlist;

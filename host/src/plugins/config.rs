@@ -12,7 +12,9 @@
 //! check_timeout_secs = 5      # per availability check
 //! max_hung_calls = 4          # calls still running past their timeout before the plugin's
 //!                             # tools are refused
-//! default_isolation = "in-process"  # or "process": every non-bundled plugin in a child
+//! default_isolation = "process"  # every non-bundled plugin in a child process, so its
+//!                             # crash cannot take the host down ("in-process": faster,
+//!                             # unprotected; see docs/plugin-isolation.md)
 //! max_crashes = 3             # crashes of a process plugin before it is given up (0 = never)
 //! memory_limit_mb = 4096      # address-space cap of each plugin process (0 = none)
 //! confine = "off"             # Landlock/seccomp floor of plugin processes: "floor" or
@@ -65,8 +67,9 @@ pub struct PluginsSettings {
     pub check_timeout_secs: f64,
     /// Calls still running past their timeout before a plugin's tools are refused.
     pub max_hung_calls: u32,
-    /// Where plugins run unless `isolation` or their manifest says otherwise (bundled
-    /// plugins stay in-process unless named).
+    /// Where plugins run unless `isolation` or their manifest says otherwise: by default
+    /// every user, project, installed and pip plugin runs in its own process; bundled
+    /// plugins stay in-process unless named.
     pub default_isolation: Isolation,
     /// Per-plugin isolation.
     pub isolation: BTreeMap<String, Isolation>,
@@ -114,7 +117,7 @@ impl Default for PluginsSettings {
             timeout_secs: 60.0,
             check_timeout_secs: 5.0,
             max_hung_calls: 4,
-            default_isolation: Isolation::InProcess,
+            default_isolation: Isolation::Process,
             isolation: BTreeMap::new(),
             max_crashes: 3,
             memory_limit_mb: 4096,
@@ -186,6 +189,14 @@ mod tests {
         assert_eq!(config.max_panics, 0);
         assert!(config.bundled);
         assert_eq!(config.timeout_secs, 60.0);
+    }
+
+    #[test]
+    fn third_party_plugins_run_out_of_process_by_default() {
+        assert_eq!(
+            PluginsSettings::default().default_isolation,
+            Isolation::Process
+        );
     }
 
     #[test]

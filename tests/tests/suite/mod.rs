@@ -3,6 +3,8 @@
 //! loudly when run without it (`toolhost_tests::require_service`).
 
 mod approvals_cli;
+mod bounds_cli;
+mod cli_closed_pipe;
 mod cli_contract;
 mod cron_scheduler;
 mod execute_code_cli;
@@ -19,11 +21,13 @@ mod mcp_server;
 mod mcp_server_http;
 mod mcpweb_task_support;
 mod plugin_collision;
+mod plugin_defaults;
 mod plugin_failures;
 mod plugin_hooks;
 mod plugin_runtime;
 mod plugin_scaffold;
 mod plugin_sources;
+mod plugin_stdout;
 mod pyplug_dispatch_pipeline;
 mod pyplug_hermes_pypi;
 mod pyplug_lifecycle;
