@@ -14,6 +14,7 @@ const ALLOWED: &[(&str, usize)] = &[
     ("tests/src/lib.rs", 1),
     ("tests/tests/all.rs", 1),
     ("tools-core/approval/benches/approval.rs", 1),
+    ("tools-core/approval/benches/differential.rs", 1),
     ("tools-core/approval/src/lib.rs", 1),
     ("tools-core/approval/tests/approval_prompt_pty.rs", 1),
     ("tools-core/benches/execute_code_rpc.rs", 1),
