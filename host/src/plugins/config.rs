@@ -16,7 +16,7 @@
 //!                             # crash cannot take the host down ("in-process": faster,
 //!                             # unprotected; see docs/plugin-isolation.md)
 //! max_crashes = 3             # crashes of a process plugin before it is given up (0 = never)
-//! memory_limit_mb = 4096      # address-space cap of each plugin process (0 = none)
+//! memory_limit_mb = 4096      # memory of each plugin process tree (0 = none)
 //! confine = "off"             # Landlock/seccomp floor of plugin processes: "floor" or
 //!                             # "workspace" (as terminal.local.confine; cwd = workspace)
 //! writable = []               # more paths plugin processes may write when confined
@@ -75,7 +75,9 @@ pub struct PluginsSettings {
     pub isolation: BTreeMap<String, Isolation>,
     /// Crashes of a process plugin before it is given up; 0 = never.
     pub max_crashes: u32,
-    /// Address-space cap (`RLIMIT_AS`) of each plugin process, in MiB; 0 = none.
+    /// Memory limit of each plugin process and its children, in MiB; 0 = none: a cgroup v2
+    /// `memory.max` where the host can make one, else an address-space cap with room for
+    /// JIT runtimes (docs/python-plugins.md, "Memory limit").
     pub memory_limit_mb: u64,
     /// The kernel floor of every plugin process (`off`, `floor`, `workspace`: the modes
     /// of `terminal.local.confine`, with the host's working directory as workspace).
