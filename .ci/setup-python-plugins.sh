@@ -6,8 +6,17 @@
 #     compact noisy tool output deterministically (no dependencies);
 #   - hermes-loop-plugin: six loop_* tools keeping a task counter in a state file in the
 #     working directory, plus a post_tool_call hook (no dependencies);
-#   - hermes-dreaming: six dreaming_* tools over MEMORY.md / USER.md under $HERMES_HOME
+#   - hermes-dreaming: six dreaming_* tools over MEMORY.md / USER.md under ~/.hermes
 #     (filelock, PyYAML).
+# And the random sample of issue #28 (docs/python-plugins.md, "PyPI sample": seed 2828
+# over the package list's Hermes plugins; the ones that load under Hermes 0.19.0 and
+# need no outside service), driven by tests/tests/suite/pyplug_pypi_sample.rs:
+#   - openwolf-hermes: pre_tool_call bookkeeping in a project's .wolf/ directory;
+#   - agentguard-spend-hermes: approval observers (and LLM middleware, not served);
+#   - html-to-markdown-hermes-plugin: one tool bridging to a local MCP CLI, skills;
+#   - lossless-hermes-py: a context engine (not served; loads);
+#   - cluxion-hermes-call-cli: slash and CLI commands (not served; loads).
+# Node (for the Node/V8 child test of pyplug_lifecycle.rs) is installed when missing.
 # Idempotent; the venv lives at $TOOLHOST_PYPLUG_VENV (default /opt/toolhost-pyplug/venv)
 # and is exported for the tests through /tmp/toolhost-ci/env.
 set -euo pipefail
@@ -17,12 +26,22 @@ PACKAGES=(
     "noisegate-hermes==0.3.3"
     "hermes-loop-plugin==1.0.2"
     "hermes-dreaming==0.3.2"
+    "openwolf-hermes==0.1.0"
+    "agentguard-spend-hermes==0.4.1"
+    "html-to-markdown-hermes-plugin==3.18.7"
+    "lossless-hermes-py==0.1.6"
+    "cluxion-hermes-call-cli==0.3.13"
 )
 
+need_apt=()
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    need_apt+=(python3 python3-venv)
+fi
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+if [ "${#need_apt[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq python3 python3-venv
+    apt-get install -y -qq "${need_apt[@]}"
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then

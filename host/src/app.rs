@@ -139,6 +139,7 @@ impl Drop for Toolhost {
     /// terminal's execution environments (idempotent; `process::exit` skips it, so exit
     /// paths that bypass drop must call `services.shutdown()` themselves).
     fn drop(&mut self) {
+        crate::plugins::process::shutdown::stop_all(&self.plugins);
         self.services.shutdown();
         if let Some(fifo) = &self.reload_channel {
             crate::plugins::control::stop_listening(fifo);
@@ -202,17 +203,15 @@ impl Toolhost {
         };
         let agent_loop: Arc<dyn AgentLoopHandler> =
             Arc::new(AgentLoopState::from_services(&services));
-        let dispatcher = Dispatcher::new(
-            Arc::clone(&registry),
-            Arc::clone(&hooks),
-            ResultSpill::new(home.results_dir()),
-        )
-        .with_agent_loop(agent_loop)
-        .with_default_limit(config.config.dispatch.max_result_chars)
-        .with_unknown_tool_note(mcp.unknown_tool_note());
-        services
-            .tool_caller
-            .set(Arc::new(PipelineCaller(dispatcher.clone())));
+        let spill = ResultSpill::new(home.results_dir()).with_limits(config.config.results.clone());
+        spill.prune();
+        let dispatcher = Dispatcher::new(Arc::clone(&registry), Arc::clone(&hooks), spill)
+            .with_agent_loop(agent_loop)
+            .with_default_limit(config.config.dispatch.max_result_chars)
+            .with_unknown_tool_note(mcp.unknown_tool_note());
+        let caller: Arc<dyn ToolCaller> = Arc::new(PipelineCaller(dispatcher.clone()));
+        services.tool_caller.set(Arc::clone(&caller));
+        crate::plugins::python::load::route_dispatch(&plugins, &registry, &caller);
         services
             .cron
             .executor
@@ -242,6 +241,7 @@ impl Toolhost {
     /// Stop everything that runs beside the host: MCP server processes, then the
     /// terminal's environments and background processes. Idempotent; also done on drop.
     pub fn shutdown(&self) {
+        crate::plugins::process::shutdown::stop_all(&self.plugins);
         self.mcp.shutdown();
         self.services.shutdown();
         if let Some(fifo) = &self.reload_channel {

@@ -50,6 +50,39 @@ fn branch_for<'a>(schema: &'a Value, ty: &str) -> &'a Value {
     schema
 }
 
+/// Pagination arguments whose out-of-range integers are clamped to the schema's
+/// `minimum`/`maximum` rather than refused, as Hermes' handlers clamp them
+/// (`normalize_read_pagination`): small models send `offset: 0` to a 1-based
+/// `read_file`.
+const CLAMPED: [&str; 2] = ["offset", "limit"];
+
+/// Clamp the pagination integers of `args` into their schema's bounds; returns what was
+/// adjusted (for the result: "offset 0 -> 1 (minimum 1)"), if anything.
+pub fn clamp_pagination(args: &mut Value, schema: &Value) -> Option<String> {
+    let (Value::Object(map), Some(Value::Object(props))) = (args, schema.get("properties")) else {
+        return None;
+    };
+    let mut notes = Vec::new();
+    for key in CLAMPED {
+        let (Some(value), Some(prop)) = (map.get_mut(key), props.get(key)) else {
+            continue;
+        };
+        let Some(n) = value.as_i64() else {
+            continue;
+        };
+        let bound = |name: &str| prop.get(name).and_then(Value::as_i64);
+        let (low, high) = (bound("minimum"), bound("maximum"));
+        let clamped = match (low, high) {
+            (Some(low), _) if n < low => (low, format!("minimum {low}")),
+            (_, Some(high)) if n > high => (high, format!("maximum {high}")),
+            _ => continue,
+        };
+        *value = Value::from(clamped.0);
+        notes.push(format!("{key} {n} -> {} ({})", clamped.0, clamped.1));
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
 /// Coerce the properties of an argument object in place.
 pub fn coerce_args(args: &mut Value, schema: &Value) {
     if let (Value::Object(map), Some(Value::Object(props))) = (args, schema.get("properties")) {
@@ -205,6 +238,42 @@ mod tests {
         let mut args = args;
         coerce_args(&mut args, &schema());
         args
+    }
+
+    #[test]
+    fn pagination_is_clamped_into_the_schema_bounds_and_reported() {
+        let schema = json!({"type": "object", "properties": {
+            "offset": {"type": "integer", "minimum": 1},
+            "limit": {"type": "integer", "maximum": 2000},
+            "count": {"type": "integer", "minimum": 1}
+        }});
+        for (args, want, note) in [
+            (
+                json!({"offset": 0}),
+                json!({"offset": 1}),
+                Some("offset 0 -> 1 (minimum 1)"),
+            ),
+            (
+                json!({"limit": 5000}),
+                json!({"limit": 2000}),
+                Some("limit 5000 -> 2000 (maximum 2000)"),
+            ),
+            (
+                json!({"offset": 3, "limit": 10}),
+                json!({"offset": 3, "limit": 10}),
+                None,
+            ),
+            (json!({"count": 0}), json!({"count": 0}), None),
+            (json!({"offset": "x"}), json!({"offset": "x"}), None),
+        ] {
+            let mut got = args.clone();
+            assert_eq!(
+                clamp_pagination(&mut got, &schema).as_deref(),
+                note,
+                "{args}"
+            );
+            assert_eq!(got, want, "{args}");
+        }
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! `config.toml`: loading, defaults and error reporting.
 //!
 //! A missing file means built-in defaults. A malformed file is an error naming the file,
-//! line and column. Unknown keys are warned about (a typo should not silently do
+//! line and column; so is a path that is not a regular file or holds more than 4 MiB
+//! (`tools_core::bounded_read`: a link to `/dev/zero` is refused, not read). Unknown keys are warned about (a typo should not silently do
 //! nothing) but do not stop the host.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tools_core::approval::ApprovalSettings;
+use tools_core::bounded_read;
 use tools_core::code_exec::CodeExecutionSettings;
 use tools_core::cron::CronSettings;
 use tools_core::environments::TerminalSettings;
@@ -20,6 +22,7 @@ use crate::agent::{AgentSettings, DelegationSettings, ModelSettings};
 use crate::dispatch::DispatchSettings;
 use crate::mcp::McpServerSettings;
 use crate::plugins::PluginsSettings;
+use crate::results_prune::ResultsSettings;
 use crate::toolsets::ToolsetsSettings;
 
 /// The whole configuration file.
@@ -59,6 +62,8 @@ pub struct Config {
     pub code_execution: CodeExecutionSettings,
     /// `[cron]` — scheduled jobs: time zone, run timeout, history, delivery targets.
     pub cron: CronSettings,
+    /// `[results]` — size and age bounds of `<home>/results`.
+    pub results: ResultsSettings,
 }
 
 impl Config {
@@ -92,15 +97,10 @@ pub struct LoadedConfig {
 /// Why the configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file exists (or was named explicitly) but cannot be read.
-    #[error("cannot read config {path}: {source}", path = .path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The file exists (or was named explicitly) but cannot be read, is not a regular
+    /// file, or is larger than `tools_core::bounded_read::CONFIG_LIMIT`.
+    #[error("config: {0}")]
+    Read(#[source] bounded_read::BoundedReadError),
     /// The file is not valid TOML or has a value of the wrong type.
     #[error("{path}:{line}:{column}: {message}", path = .path.display())]
     Parse {
@@ -122,19 +122,14 @@ impl LoadedConfig {
             Some(path) => (path, true),
             None => (default_path, false),
         };
-        match std::fs::read_to_string(path) {
+        match bounded_read::read_to_string(path, bounded_read::CONFIG_LIMIT) {
             Ok(text) => Self::parse(&text, path),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !must_exist => {
-                Ok(LoadedConfig {
-                    config: Config::default(),
-                    path: None,
-                    unknown_keys: Vec::new(),
-                })
-            }
-            Err(source) => Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source,
+            Err(err) if err.is_not_found() && !must_exist => Ok(LoadedConfig {
+                config: Config::default(),
+                path: None,
+                unknown_keys: Vec::new(),
             }),
+            Err(source) => Err(ConfigError::Read(source)),
         }
     }
 
@@ -199,6 +194,15 @@ mod tests {
         let path = dir.path().join("nope.toml");
         let err = LoadedConfig::load(Some(&path), &path).unwrap_err();
         assert!(err.to_string().contains("nope.toml"), "{err}");
+    }
+
+    #[test]
+    fn a_config_linked_to_dev_zero_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let err = LoadedConfig::load(None, &path).unwrap_err().to_string();
+        assert!(err.contains("not a regular file"), "{err}");
     }
 
     #[test]

@@ -27,7 +27,7 @@ use tools_core::{
     ToolEntry,
 };
 
-use crate::coerce::coerce_args;
+use crate::coerce::{clamp_pagination, coerce_args};
 use crate::spill::ResultSpill;
 use crate::validation::validate_args;
 
@@ -69,8 +69,12 @@ enum Prepared {
         outcome: DispatchResult,
         args: Value,
     },
-    /// Ready to run.
-    Run { entry: Arc<ToolEntry>, args: Value },
+    /// Ready to run; `adjusted` says which arguments were clamped (for the result).
+    Run {
+        entry: Arc<ToolEntry>,
+        args: Value,
+        adjusted: Option<String>,
+    },
 }
 
 /// The pipeline. Cheap to clone; share freely between threads.
@@ -162,10 +166,15 @@ impl Dispatcher {
                 Prepared::Done { outcome, args } => {
                     self.observe(name, &args, outcome, started, ctx)
                 }
-                Prepared::Run { entry, args } => {
+                Prepared::Run {
+                    entry,
+                    args,
+                    adjusted,
+                } => {
                     // Keep a copy of the arguments only when a hook will look at them.
                     let (for_handler, kept) = self.split_args(args);
-                    let result = run_entry_blocking(&entry, for_handler, ctx);
+                    let result =
+                        note_adjusted(run_entry_blocking(&entry, for_handler, ctx), adjusted);
                     self.finish(&entry, &kept, result, started, ctx)
                 }
             }
@@ -186,9 +195,13 @@ impl Dispatcher {
                 Prepared::Done { outcome, args } => {
                     self.observe(name, &args, outcome, started, ctx)
                 }
-                Prepared::Run { entry, args } => {
+                Prepared::Run {
+                    entry,
+                    args,
+                    adjusted,
+                } => {
                     let (for_handler, kept) = self.split_args(args);
-                    let result = run_entry(&entry, for_handler, ctx).await;
+                    let result = note_adjusted(run_entry(&entry, for_handler, ctx).await, adjusted);
                     self.finish(&entry, &kept, result, started, ctx)
                 }
             }
@@ -237,6 +250,7 @@ impl Dispatcher {
             }
         };
         coerce_args(&mut args, &entry.parameters);
+        let adjusted = clamp_pagination(&mut args, &entry.parameters);
         if let Err(problems) = validate_args(&entry, &args) {
             return Prepared::Done {
                 outcome: DispatchResult::error_with_status(
@@ -266,7 +280,11 @@ impl Dispatcher {
             };
         }
         match self.hooks.run_pre_tool_call(name, &args, ctx) {
-            PreToolDecision::Allow => Prepared::Run { entry, args },
+            PreToolDecision::Allow => Prepared::Run {
+                entry,
+                args,
+                adjusted,
+            },
             PreToolDecision::Block { message } => Prepared::Done {
                 outcome: DispatchResult::error_with_status(message, CallStatus::Blocked),
                 args,
@@ -279,6 +297,7 @@ impl Dispatcher {
                     Ok(()) => Prepared::Run {
                         entry,
                         args: rewritten,
+                        adjusted: None,
                     },
                     Err(problems) => Prepared::Done {
                         outcome: DispatchResult::error_with_status(
@@ -421,6 +440,18 @@ fn ensure_json(text: String) -> String {
     } else {
         Value::String(text).to_string()
     }
+}
+
+/// `result` with `"adjusted"` saying which arguments were clamped, when it is a JSON
+/// object (docs/model-servers.md, "Small models").
+fn note_adjusted(mut result: DispatchResult, adjusted: Option<String>) -> DispatchResult {
+    if let Some(note) = adjusted
+        && let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(&result.text)
+    {
+        map.insert("adjusted".into(), Value::String(note));
+        result.text = Value::Object(map).to_string();
+    }
+    result
 }
 
 #[cfg(test)]

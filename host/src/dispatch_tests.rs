@@ -363,3 +363,20 @@ async fn async_api_runs_sync_and_async_handlers() {
         r#"{"got":{"n":3}}"#
     );
 }
+
+#[test]
+fn read_file_offset_zero_is_clamped_and_the_result_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let services = Arc::new(tools_core::CoreServices::for_tests(tools_core::Home::at(
+        home.path(),
+    )));
+    let file = home.path().join("notes.txt");
+    std::fs::write(&file, "first\nsecond\n").unwrap();
+    let (d, _, _dir) = setup(vec![
+        tools_core::tools::read_file::build(&services).unwrap(),
+    ]);
+    let args = json!({"path": file, "offset": 0, "limit": 1}).to_string();
+    let out: Value = serde_json::from_str(&call(&d, "read_file", &args).text).unwrap();
+    assert_eq!(out["adjusted"], "offset 0 -> 1 (minimum 1)", "{out}");
+    assert!(out["content"].as_str().unwrap().contains("first"), "{out}");
+}

@@ -5,11 +5,16 @@
 //! end of a log is often what matters), and the saved file holds the result's text with
 //! real newlines — not one escaped JSON line — so `read_file` with offset/limit can page
 //! through it.
+//!
+//! The folder is bounded (`[results]`, `results_prune`): each saved file is capped, and
+//! the folder is pruned by age and total size after every save.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
+
+use crate::results_prune::{Pruned, ResultsSettings, prune};
 
 /// Characters of the head preview.
 const HEAD_CHARS: usize = 1_200;
@@ -22,12 +27,27 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 #[derive(Clone, Debug)]
 pub struct ResultSpill {
     dir: PathBuf,
+    limits: ResultsSettings,
 }
 
 impl ResultSpill {
-    /// Spill into `dir` (created on first spill).
+    /// Spill into `dir` (created on first spill), with the default `[results]` bounds.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        ResultSpill { dir: dir.into() }
+        ResultSpill {
+            dir: dir.into(),
+            limits: ResultsSettings::default(),
+        }
+    }
+
+    /// This spill with `limits` (`[results]`).
+    pub fn with_limits(mut self, limits: ResultsSettings) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Prune the folder to its bounds (at start; saving a result prunes too).
+    pub fn prune(&self) -> Pruned {
+        prune(&self.dir, &self.limits, None)
     }
 
     /// The directory results are written to.
@@ -48,9 +68,13 @@ impl ResultSpill {
         let path = self
             .dir
             .join(format!("{}.txt", file_stem(tool, tool_call_id)));
-        let readable = readable_text(&text);
+        let (readable, cut) = self.saved_text(&text);
         let saved = std::fs::create_dir_all(&self.dir)
             .and_then(|()| tools_core::atomic_file::write_atomic(&path, readable.as_bytes()));
+        drop(readable);
+        if saved.is_ok() {
+            prune(&self.dir, &self.limits, Some(&path));
+        }
         let (head, tail) = head_and_tail(&text, HEAD_CHARS, TAIL_CHARS);
         let mut preview = json!({
             "truncated": true,
@@ -63,9 +87,16 @@ impl ResultSpill {
         match saved {
             Ok(()) => {
                 preview["saved_to"] = json!(path.display().to_string());
+                let what = match cut {
+                    None => "The full text was".to_string(),
+                    Some(bytes) => {
+                        preview["saved_bytes"] = json!(bytes);
+                        format!("Its first {bytes} bytes (results.max_file_mb) were")
+                    }
+                };
                 preview["note"] = json!(format!(
                     "The result was too large ({total_chars} characters, limit {limit}). \
-                     The full text was saved to {}; use read_file with offset and limit to \
+                     {what} saved to {}; use read_file with offset and limit to \
                      read specific parts.",
                     path.display()
                 ));
@@ -81,6 +112,38 @@ impl ResultSpill {
         }
         preview.to_string()
     }
+}
+
+impl ResultSpill {
+    /// What to save of `text`, and its length in bytes when `results.max_file_mb` cut
+    /// it. A result far past the cap is not parsed as JSON (which would hold several
+    /// copies of it in memory): its raw head is saved.
+    fn saved_text(&self, text: &str) -> (String, Option<usize>) {
+        let Some(cap) = self.limits.max_file_bytes() else {
+            return (readable_text(text), None);
+        };
+        if text.len() > cap.saturating_mul(2) {
+            let head = text[..floor_boundary(text, cap)].to_string();
+            let len = head.len();
+            return (head, Some(len));
+        }
+        let mut readable = readable_text(text);
+        if readable.len() <= cap {
+            return (readable, None);
+        }
+        readable.truncate(floor_boundary(&readable, cap));
+        let len = readable.len();
+        (readable, Some(len))
+    }
+}
+
+/// The largest character boundary of `text` at or below `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut end = at.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// A safe, unique file stem: the tool call id when it is usable, else a generated one.
@@ -222,6 +285,21 @@ mod tests {
         let v: Value = serde_json::from_str(&out).unwrap();
         assert!(v["saved_to"].is_null());
         assert_eq!(v["preview_tail"].as_str().unwrap().len(), TAIL_CHARS);
+    }
+
+    #[test]
+    fn a_saved_result_past_max_file_mb_keeps_its_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = ResultSpill::new(dir.path()).with_limits(ResultsSettings {
+            max_file_mb: 1,
+            ..ResultsSettings::default()
+        });
+        let out = spill.apply("t", "c", "é".repeat(1024 * 1024), 100);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let saved = std::fs::read_to_string(v["saved_to"].as_str().unwrap()).unwrap();
+        assert_eq!(saved.len(), 1024 * 1024);
+        assert_eq!(v["saved_bytes"], 1024 * 1024);
+        assert!(v["note"].as_str().unwrap().contains("max_file_mb"), "{v}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Shared helpers for toolhost's integration tests: locating the built binaries and
 //! plugin libraries (building them on first use), running the CLI in an isolated home,
 //! and failing loudly when a test's outside service is missing.
+// Test code: starts toolhost, fixtures and helper programs directly (exec_policy.rs).
+#![allow(clippy::disallowed_methods)]
 
 pub mod plugin_fixtures;
 
@@ -179,4 +181,23 @@ pub fn stdout_json(output: &Output) -> serde_json::Value {
             stderr(output)
         )
     })
+}
+
+/// The real approval engine over `home` with the README's allowlist example
+/// (`command_allowlist = ["fs.recursive_delete"]`) and nobody to ask: other flagged
+/// commands are denied.
+pub fn recursive_delete_allowlisted(
+    home: &tools_core::Home,
+) -> std::sync::Arc<tools_core::approval::ApprovalEngine> {
+    use std::sync::Arc;
+    use tools_core::approval::{ApprovalEngine, ApprovalSettings, Surfaces};
+    ApprovalEngine::new(
+        ApprovalSettings {
+            command_allowlist: vec!["fs.recursive_delete".into()],
+            ..ApprovalSettings::default()
+        },
+        Arc::new(tools_core::ConfigAllowlist::new(home.config_file())),
+        Arc::new(tools_core::Hooks::new()),
+        Surfaces::none(),
+    )
 }

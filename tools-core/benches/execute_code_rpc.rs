@@ -17,7 +17,8 @@
 //!   `read_file_direct` it is the channel's overhead per call, Python's side included.
 //!
 //! Run: `cargo bench -p tools-core --bench execute_code_rpc`
-
+// Test code: starts toolhost, fixtures and helper programs directly (exec_policy.rs).
+#![allow(clippy::disallowed_methods)]
 // Setup that fails must stop the benchmark loudly, as in tests.
 #![allow(clippy::expect_used)]
 
@@ -32,6 +33,8 @@ use serde_json::{Value, json};
 use tools_core::code_exec::rpc::{RpcOptions, RpcServer};
 use tools_core::code_exec::run::{Script, execute};
 use tools_core::code_exec::{CodeExecutionSettings, ToolCaller};
+use tools_core::environments::exec_policy::Floor;
+use tools_core::environments::settings::LocalSettings;
 use tools_core::{Home, Registry, ToolContext};
 
 struct RegistryCaller(Registry);
@@ -119,8 +122,14 @@ fn scripts(c: &mut Criterion) {
         ..CodeExecutionSettings::default()
     };
     let run = |code: &str| {
+        // The floor every script runs under in production (its cost is part of the row).
         let script = Script {
             code,
+            floor: Floor::prepare(
+                &LocalSettings::default(),
+                dir.path(),
+                std::path::Path::new("/nonexistent/toolhost"),
+            ),
             cwd: dir.path().to_path_buf(),
             tools: BTreeSet::from(["read_file".to_string()]),
         };

@@ -259,6 +259,15 @@ pub trait FileSystem: Send + Sync {
         path.to_path_buf()
     }
 
+    /// How many names (hard links) the regular file at `path` has, symlinks followed;
+    /// `None` when it is not a regular file or the backend cannot tell. The secret-file
+    /// guard treats a file with other names as possibly secret
+    /// ([`crate::tools`]' `secret_files`).
+    fn link_count(&self, path: &Path) -> Option<u64> {
+        let _ = path;
+        None
+    }
+
     /// True when `path` exists (following symlinks).
     fn exists(&self, path: &Path) -> bool {
         self.metadata(path).is_ok()

@@ -69,4 +69,21 @@ impl Home {
     pub fn results_dir(&self) -> PathBuf {
         self.root.join("results")
     }
+
+    /// `<home>/scripts` — scripts cron jobs run.
+    pub fn scripts_dir(&self) -> PathBuf {
+        self.root.join("scripts")
+    }
+
+    /// The home as given and, when it differs, with symlinks resolved (its nearest
+    /// existing ancestor's real path): guards compare a path with both, so a symlinked
+    /// `TOOLHOST_HOME` protects its real path too (docs/terminal.md, "Canonical home").
+    pub fn spellings(&self) -> Vec<Home> {
+        let real = crate::files::canonical_local(&self.root).unwrap_or_else(|| self.root.clone());
+        if real == self.root {
+            vec![self.clone()]
+        } else {
+            vec![self.clone(), Home::at(real)]
+        }
+    }
 }

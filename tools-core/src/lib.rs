@@ -9,10 +9,14 @@
 //! [`redact`]or and the async [`bridge`] it needs) and the execution environments
 //! (`toolhost-environments`, re-exported as [`environments`]). The re-exports keep
 //! `tools_core::approval::…` and `tools_core::environments::…` paths working.
+// Tests start helper programs (bash, python3, pgrep) directly; the non-test build of
+// this crate is where `clippy.toml`'s spawn rule applies (exec_policy.rs).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod agent_loop;
 pub mod atomic_file;
 pub mod availability;
+pub mod bounded_read;
 #[cfg(unix)]
 pub mod code_exec;
 pub mod config_allowlist;

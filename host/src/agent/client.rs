@@ -13,18 +13,21 @@
 //! serialized already ([`ToolsJson`], once per agent), since they are the same on every
 //! request of a turn.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::context::ContextWindow;
 use super::message::{Message, Usage};
+use super::reply::{self, ReadError};
 use super::settings::ModelEndpoint;
-use super::stream::{ChunkError, SseDecoder, StreamAccumulator, StreamEvent};
+use super::stream::{ChunkError, StreamEvent};
 
 /// Longest error body kept in an error message.
 const MAX_ERROR_BODY: usize = 2_000;
@@ -52,13 +55,58 @@ pub enum ModelError {
         body: String,
     },
     /// Connecting or reading failed (after retries).
-    #[error("cannot reach the model at {url}: {source}")]
+    #[error("cannot reach the model at {url}: {detail}")]
     Transport {
         /// The endpoint.
         url: String,
+        /// The cause, its whole chain (`connection refused`, a DNS failure, ...).
+        detail: String,
         /// The cause.
         #[source]
         source: reqwest::Error,
+    },
+    /// The server took longer than `[model] timeout` (after retries).
+    #[error(
+        "the model at {url} did not answer within {seconds} s (raise [model] timeout for slow local models)"
+    )]
+    Timeout {
+        /// The endpoint.
+        url: String,
+        /// The configured timeout.
+        seconds: f64,
+    },
+    /// A streamed reply ended without `[DONE]` and without a `finish_reason` (after
+    /// retries, the last ones not streamed).
+    #[error(
+        "the model at {url} ended its reply early ({received} bytes, no finish_reason, no [DONE]): \
+         an incomplete reply, not an answer. llama.cpp's server does this when the prompt \
+         overflows its n_ctx; see docs/model-servers.md"
+    )]
+    Incomplete {
+        /// The endpoint.
+        url: String,
+        /// Bytes of the stream received.
+        received: usize,
+    },
+    /// The request does not fit the context window (by the estimate, before it was
+    /// sent, or as the server said).
+    #[error(
+        "the request needs about {estimate} tokens but the model's context window is {length} \
+         tokens ({limit} for the prompt, the rest for the reply)"
+    )]
+    ContextOverflow {
+        /// Estimated prompt tokens.
+        estimate: usize,
+        /// Tokens the prompt may take.
+        limit: usize,
+        /// The context length.
+        length: usize,
+    },
+    /// The reply was larger than `[model] max_reply_bytes`.
+    #[error("the model's reply exceeded {limit} bytes ([model] max_reply_bytes); it was dropped")]
+    TooLarge {
+        /// The limit.
+        limit: usize,
     },
     /// The reply was not a chat completion.
     #[error("malformed reply from the model: {0}")]
@@ -81,10 +129,38 @@ impl ModelError {
     fn retryable(&self) -> bool {
         match self {
             ModelError::Status { status, .. } => *status == 429 || *status >= 500,
-            ModelError::Transport { .. } => true,
+            ModelError::Transport { .. }
+            | ModelError::Timeout { .. }
+            | ModelError::Incomplete { .. } => true,
             _ => false,
         }
     }
+
+    /// A few words for a retry's status line.
+    pub fn short(&self) -> String {
+        match self {
+            ModelError::Status { status, .. } => format!("HTTP {status}"),
+            ModelError::Transport { .. } => "connection failed".into(),
+            ModelError::Timeout { .. } => "timed out".into(),
+            ModelError::Incomplete { .. } => "incomplete reply".into(),
+            other => other.to_string().chars().take(60).collect(),
+        }
+    }
+}
+
+/// `err` and its sources, joined (reqwest's own text is only "error sending request").
+fn cause_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// One request.
@@ -177,27 +253,16 @@ pub struct Completion {
     pub usage: Usage,
 }
 
-#[derive(Deserialize)]
-struct Reply {
-    #[serde(default)]
-    choices: Vec<ReplyChoice>,
-    #[serde(default)]
-    usage: Option<Usage>,
-}
-
-#[derive(Deserialize)]
-struct ReplyChoice {
-    message: Message,
-    #[serde(default)]
-    finish_reason: Option<String>,
-}
-
 /// The client. Cheap to clone; clones share the connection pool and usage totals.
 #[derive(Clone, Debug)]
 pub struct ModelClient {
     http: reqwest::Client,
     endpoint: Arc<ModelEndpoint>,
     usage: Arc<Mutex<Usage>>,
+    window: Arc<ContextWindow>,
+    /// Set once a reply came only without streaming after incomplete streams: later
+    /// calls of this client (and its clones) go unstreamed from the start.
+    unstreamed: Arc<AtomicBool>,
 }
 
 impl ModelClient {
@@ -227,10 +292,13 @@ impl ModelClient {
             .timeout(endpoint.timeout())
             .build()
             .map_err(ModelError::Client)?;
+        let window = ContextWindow::new(endpoint.context_length(), endpoint.settings.max_tokens);
         Ok(ModelClient {
             http,
             endpoint: Arc::new(endpoint),
             usage: Arc::new(Mutex::new(Usage::default())),
+            window: Arc::new(window),
+            unstreamed: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -239,13 +307,23 @@ impl ModelClient {
         &self.endpoint
     }
 
+    /// The context window and its token estimate.
+    pub fn window(&self) -> &ContextWindow {
+        &self.window
+    }
+
     /// Tokens used by every call of this client (and its clones) so far.
     pub fn total_usage(&self) -> Usage {
         *self.usage.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The JSON body for `request`.
+    /// The JSON body for `request`, streamed as configured.
     pub fn body(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        self.body_for(request, self.endpoint.settings.stream)
+    }
+
+    /// The JSON body for `request`, streamed or not.
+    fn body_for(&self, request: &ChatRequest<'_>, stream: bool) -> Result<Vec<u8>, ModelError> {
         let settings = &self.endpoint.settings;
         let offers_tools = !request.tools.is_empty();
         let body = Body {
@@ -253,8 +331,8 @@ impl ModelClient {
             messages: request.messages,
             model: &self.endpoint.model,
             parallel_tool_calls: (offers_tools && !settings.parallel_tool_calls).then_some(false),
-            stream: settings.stream.then_some(true),
-            stream_options: settings.stream.then_some(StreamOptions {
+            stream: stream.then_some(true),
+            stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
             }),
             temperature: settings.temperature,
@@ -277,15 +355,22 @@ impl ModelClient {
     }
 
     /// Send `request` and return the reply; `on_event` sees streamed text and tool-call
-    /// starts as they arrive (a reply that is not streamed is reported whole). Retries as configured; `cancel` aborts at once.
+    /// starts as they arrive (a reply that is not streamed is reported whole), and one
+    /// [`StreamEvent::Retry`] line per retry. Retries as configured; a streamed request
+    /// that failed twice is sent again without streaming, and when the two failures were
+    /// incomplete streams and that worked, this client no longer streams
+    /// (docs/model-servers.md); `cancel` aborts at once.
     pub async fn complete(
         &self,
         request: &ChatRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ModelError> {
-        let body = Bytes::from(self.body(request)?);
         let settings = &self.endpoint.settings;
+        let mut stream = settings.stream && !self.unstreamed.load(Ordering::Relaxed);
+        let mut body = Bytes::from(self.body_for(request, stream)?);
+        self.check_fits(body.len())?;
+        let (mut incomplete, mut streamed_failures) = (0u32, 0u32);
         let mut attempt = 0u32;
         loop {
             let result = tokio::select! {
@@ -295,6 +380,11 @@ impl ModelClient {
             };
             match result {
                 Ok(completion) => {
+                    if incomplete >= 2 && !stream {
+                        self.unstreamed.store(true, Ordering::Relaxed);
+                    }
+                    self.window
+                        .observe(body.len(), completion.usage.prompt_tokens);
                     self.usage
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
@@ -302,19 +392,63 @@ impl ModelClient {
                     return Ok(completion);
                 }
                 Err((err, retry_after)) if err.retryable() && attempt < settings.max_retries => {
+                    if stream {
+                        // Any failure counts (a server may answer a streamed request it
+                        // cannot stream with a 500); only incomplete streams make the
+                        // switch last beyond this call.
+                        streamed_failures += 1;
+                        incomplete += u32::from(matches!(err, ModelError::Incomplete { .. }));
+                        if streamed_failures >= 2 {
+                            stream = false;
+                            body = Bytes::from(self.body_for(request, false)?);
+                        }
+                    }
                     let backoff = settings.retry_base_delay.max(0.0) * 2f64.powi(attempt as i32);
                     let wait = retry_after
                         .unwrap_or(backoff)
                         .min(settings.retry_max_delay.max(0.0));
-                    tracing::warn!(%err, attempt, wait, "model call failed; retrying");
+                    tracing::debug!(%err, attempt, wait, "model call failed; retrying");
                     attempt += 1;
+                    on_event(StreamEvent::Retry(format!(
+                        "model call failed ({}); retry {attempt}/{} in {wait:.0} s{}",
+                        err.short(),
+                        settings.max_retries,
+                        if stream { "" } else { ", not streamed" }
+                    )));
                     tokio::select! {
                         () = cancel.cancelled() => return Err(ModelError::Interrupted),
                         () = tokio::time::sleep(Duration::from_secs_f64(wait)) => {}
                     }
                 }
+                Err((
+                    ModelError::Status {
+                        status: 400,
+                        body: text,
+                        ..
+                    },
+                    _,
+                )) if mentions_context(&text) => {
+                    self.window.underestimated();
+                    return Err(self.overflow(body.len()));
+                }
                 Err((err, _)) => return Err(err),
             }
+        }
+    }
+
+    /// An error unless a body of `bytes` fits the window by the estimate.
+    fn check_fits(&self, bytes: usize) -> Result<(), ModelError> {
+        if self.window.estimate(bytes) > self.window.prompt_limit() {
+            return Err(self.overflow(bytes));
+        }
+        Ok(())
+    }
+
+    fn overflow(&self, bytes: usize) -> ModelError {
+        ModelError::ContextOverflow {
+            estimate: self.window.estimate(bytes),
+            limit: self.window.prompt_limit(),
+            length: self.window.length(),
         }
     }
 
@@ -325,14 +459,20 @@ impl ModelClient {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, (ModelError, Option<f64>)> {
         let url = &self.endpoint.url;
-        let transport = |source| {
-            (
+        let transport = |source: reqwest::Error| {
+            let err = if source.is_timeout() {
+                ModelError::Timeout {
+                    url: url.clone(),
+                    seconds: self.endpoint.timeout().as_secs_f64(),
+                }
+            } else {
                 ModelError::Transport {
                     url: url.clone(),
+                    detail: self.scrub(&cause_chain(&source)),
                     source,
-                },
-                None,
-            )
+                }
+            };
+            (err, None)
         };
         let mut response = self
             .http
@@ -349,7 +489,7 @@ impl ModelClient {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<f64>().ok())
                 .filter(|v| v.is_finite() && *v >= 0.0);
-            let text = response.text().await.unwrap_or_default();
+            let text = reply::error_body(&mut response, MAX_ERROR_BODY * 4).await;
             return Err((
                 ModelError::Status {
                     status: status.as_u16(),
@@ -364,73 +504,71 @@ impl ModelClient {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !is_sse {
-            let text = response.text().await.map_err(transport)?;
-            let completion = parse_reply(&text).map_err(|e| (e, None))?;
-            // A whole reply is reported like a stream that arrived at once.
-            let content = completion.message.content_text();
-            if !content.is_empty() {
-                on_event(StreamEvent::Text(content));
-            }
-            for call in &completion.message.tool_calls {
-                on_event(StreamEvent::ToolCall(call.function.name.clone()));
-            }
-            return Ok(completion);
-        }
-        let mut decoder = SseDecoder::default();
-        let mut acc = StreamAccumulator::default();
-        while let Some(bytes) = response.chunk().await.map_err(transport)? {
-            for data in decoder.push(&bytes) {
-                for event in acc.apply(&data).map_err(|e| (e.into(), None))? {
-                    on_event(event);
-                }
-            }
-            if acc.done {
-                break;
-            }
-        }
-        for data in decoder.finish() {
-            for event in acc.apply(&data).map_err(|e| (e.into(), None))? {
-                on_event(event);
-            }
-        }
-        let (message, finish_reason, usage) = acc.finish();
-        Ok(Completion {
-            message,
-            finish_reason,
-            usage: usage.unwrap_or_default(),
+        let limit = self.endpoint.settings.max_reply_bytes;
+        let read = if is_sse {
+            reply::streamed(&mut response, url, limit, on_event).await
+        } else {
+            // A server that ignores `stream: true` answers whole; that is fine.
+            reply::whole(&mut response, limit, on_event).await
+        };
+        read.map_err(|err| match err {
+            ReadError::Transport(source) => transport(source),
+            ReadError::Model(err) => (err, None),
         })
     }
 
-    /// An error body, cut short and with the API key (should a server echo it) removed.
+    /// An error text, cut short and with the API key (should a server echo it) removed.
     fn scrub(&self, text: &str) -> String {
-        let mut text: String = text.chars().take(MAX_ERROR_BODY).collect();
-        if let Some(key) = &self.endpoint.api_key
-            && !key.expose().is_empty()
-        {
-            text = text.replace(key.expose(), "***");
-        }
+        let text: String = text.chars().take(MAX_ERROR_BODY).collect();
+        let text = match &self.endpoint.api_key {
+            Some(key) => mask_key(&text, key.expose()),
+            None => text,
+        };
         tools_core::redact::redact(&text).into_owned()
     }
 }
 
-fn parse_reply(text: &str) -> Result<Completion, ModelError> {
-    let reply: Reply = serde_json::from_str(text).map_err(|e| {
-        let start: String = text.chars().take(200).collect();
-        ModelError::Decode(format!("{e}: {start}"))
-    })?;
-    let choice = reply
-        .choices
-        .into_iter()
-        .next()
-        .ok_or(ModelError::NoChoices)?;
-    Ok(Completion {
-        message: choice.message,
-        finish_reason: choice.finish_reason,
-        usage: reply.usage.unwrap_or_default(),
-    })
+/// True when a 400's body is about the context length (OpenAI's
+/// `context_length_exceeded`, vLLM's "maximum context length", llama.cpp's "exceed
+/// context window", Ollama's "context").
+fn mentions_context(body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    body.contains("context")
+        && (body.contains("length") || body.contains("window") || body.contains("exceed"))
+}
+
+/// Shortest key masked by value: a shorter one (a local server's `x`, `sk`) is no
+/// secret, and masking it would garble every word that contains it.
+const MIN_MASKED_KEY: usize = 8;
+
+/// `text` with each whole-word occurrence of `key` replaced by `***`: an occurrence
+/// inside a longer token (letters, digits, `-`, `_` either side) is left alone.
+pub fn mask_key(text: &str, key: &str) -> String {
+    if key.chars().count() < MIN_MASKED_KEY {
+        return text.to_string();
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(key) {
+        let before = rest[..at].chars().next_back().or(out.chars().next_back());
+        let after = rest[at + key.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(word) || after.is_some_and(word) {
+            out.push_str(key);
+        } else {
+            out.push_str("***");
+        }
+        rest = &rest[at + key.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "client_failure_tests.rs"]
+mod failure_tests;

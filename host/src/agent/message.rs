@@ -92,8 +92,15 @@ fn function_type() -> String {
 pub struct Message {
     /// Author.
     pub role: Role,
-    /// Content (absent on assistant messages that only call tools).
-    #[serde(default)]
+    /// Content (absent on assistant messages that only call tools). Absent content is
+    /// sent as `""`: llama.cpp's server (llama-cpp-python) rejects `null` with a 500,
+    /// and every OpenAI-compatible server accepts the empty string (docs/model-servers.md).
+    /// `""` read back is `None` again, so a stored message round-trips.
+    #[serde(
+        default,
+        serialize_with = "content_or_empty",
+        deserialize_with = "empty_is_none"
+    )]
     pub content: Option<Content>,
     /// Tool calls of an assistant message.
     #[serde(
@@ -190,6 +197,23 @@ fn arguments_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, 
     })
 }
 
+/// `None` content as `""` (see [`Message::content`]).
+fn content_or_empty<S: serde::Serializer>(
+    content: &Option<Content>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match content {
+        Some(content) => content.serialize(serializer),
+        None => serializer.serialize_str(""),
+    }
+}
+
+/// `""` (or `null`) content as `None`.
+fn empty_is_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Content>, D::Error> {
+    Ok(Option::<Content>::deserialize(deserializer)?
+        .filter(|c| !matches!(c, Content::Text(t) if t.is_empty())))
+}
+
 fn nullable_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
 where
     D: Deserializer<'de>,
@@ -224,6 +248,20 @@ mod tests {
         .unwrap();
         assert!(m.tool_calls.is_empty());
         assert_eq!(m.content_text(), "look");
+    }
+
+    #[test]
+    fn absent_content_is_sent_as_an_empty_string_beside_the_calls() {
+        let m: Message = serde_json::from_value(json!({
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_Ab9", "type": "function",
+                "function": {"name": "read_file", "arguments": "{}"}}]
+        }))
+        .unwrap();
+        let sent = serde_json::to_value(&m).unwrap();
+        assert_eq!(sent["content"], "");
+        assert_eq!(sent["tool_calls"][0]["id"], "call_Ab9");
+        assert_eq!(sent["tool_calls"][0]["function"]["name"], "read_file");
     }
 
     #[test]

@@ -12,6 +12,8 @@ mod assemble;
 pub mod background;
 pub mod budget;
 pub mod client;
+mod compress;
+pub mod context;
 mod delegate;
 pub mod events;
 pub mod images;
@@ -19,6 +21,7 @@ mod loop_tools;
 pub mod message;
 pub mod names;
 pub mod preflight;
+mod reply;
 pub mod scripted;
 mod session_db;
 mod session_fts;
@@ -36,6 +39,8 @@ pub mod untrusted;
 mod background_tests;
 #[cfg(test)]
 mod images_loop_tests;
+#[cfg(test)]
+mod turn_reply_tests;
 #[cfg(test)]
 mod turn_tests;
 

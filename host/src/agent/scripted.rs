@@ -1,7 +1,8 @@
 //! A scripted OpenAI-compatible server on 127.0.0.1, for tests, benchmarks and trying
 //! the loop without a model: each request to `/v1/chat/completions` is recorded and
 //! answered with the next scripted reply (a JSON completion, an SSE stream, an error
-//! status with an optional `Retry-After`, or a reply that never comes).
+//! status with an optional `Retry-After`, a raw body such as a stream cut short, or a
+//! reply that comes late or never).
 //!
 //! Real HTTP over a real socket (hyper), so the client's retries, streaming and
 //! timeouts are exercised exactly as against a model server.
@@ -36,6 +37,13 @@ pub enum Reply {
         body: String,
         /// `Retry-After` header.
         retry_after: Option<String>,
+    },
+    /// `200` with this content type and body as they are (a stream cut short, say).
+    Raw {
+        /// `Content-Type`.
+        content_type: String,
+        /// The body.
+        body: String,
     },
     /// Wait this long, then answer with the inner reply.
     Delay(Duration, Box<Reply>),
@@ -227,6 +235,9 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Full<By
                 body,
                 retry_after,
             } => return respond(status, "application/json", body, retry_after),
+            Reply::Raw { content_type, body } => {
+                return respond(200, &content_type, body, None);
+            }
         }
     }
 }
@@ -254,9 +265,14 @@ fn usage() -> Value {
 
 /// A completion with text only.
 pub fn text(content: &str) -> Reply {
+    text_ending(content, "stop")
+}
+
+/// A completion with text only and this `finish_reason`.
+fn text_ending(content: &str, finish_reason: &str) -> Reply {
     Reply::Json(json!({
         "id": "chatcmpl-scripted", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "stop",
+        "choices": [{"index": 0, "finish_reason": finish_reason,
             "message": {"role": "assistant", "content": content}}],
         "usage": usage(),
     }))
@@ -310,4 +326,33 @@ pub fn status(status: u16, retry_after: Option<&str>) -> Reply {
         body: json!({"error": {"message": format!("scripted {status}")}}).to_string(),
         retry_after: retry_after.map(str::to_string),
     }
+}
+
+/// A stream that ends without `[DONE]` and without a `finish_reason`, after these text
+/// pieces (none: llama-cpp-python's empty 200 when the model picks a tool or the prompt
+/// overflows `n_ctx`).
+pub fn cut_stream(pieces: &[&str]) -> Reply {
+    let body: String = pieces
+        .iter()
+        .map(|p| {
+            format!(
+                "data: {}\n\n",
+                json!({"choices": [{"index": 0, "delta": {"content": p}}]})
+            )
+        })
+        .collect();
+    Reply::Raw {
+        content_type: "text/event-stream".into(),
+        body,
+    }
+}
+
+/// A completion with no text and no tool calls (`finish_reason: stop`).
+pub fn empty() -> Reply {
+    text("")
+}
+
+/// A completion cut off at `max_tokens` (`finish_reason: length`).
+pub fn cut_off(content: &str) -> Reply {
+    text_ending(content, "length")
 }

@@ -43,6 +43,9 @@ pub struct ModelSettings {
     /// The model accepts images: images in tool results are sent to it as image
     /// content parts (false: only their text is sent).
     pub vision: bool,
+    /// Largest reply read from the server, in bytes (a streamed reply counts its SSE
+    /// framing): past it the reply is dropped and the call fails (docs/model-servers.md).
+    pub max_reply_bytes: usize,
 }
 
 impl Default for ModelSettings {
@@ -62,6 +65,7 @@ impl Default for ModelSettings {
             temperature: None,
             max_tokens: None,
             vision: true,
+            max_reply_bytes: 32 * 1024 * 1024,
         }
     }
 }

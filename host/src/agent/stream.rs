@@ -111,6 +111,8 @@ pub enum StreamEvent {
     Text(String),
     /// A tool call started (its name).
     ToolCall(String),
+    /// The call failed and is retried: one short status line.
+    Retry(String),
 }
 
 /// Why a chunk could not be used.

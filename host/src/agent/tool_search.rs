@@ -8,6 +8,9 @@
 //! approval see the real tool). `[agent] tool_search = "off"` never activates it, `"on"`
 //! always does when there is a deferrable tool. Deferred tools may also be called
 //! directly by name (Hermes answers "does not exist" then; docs/hermes/agent-loop.md).
+//! In `auto`, when the tools left in the array would still take more than 40 % of the
+//! context (a small local model's 2,048 or 8,192 tokens), core tools are deferred too,
+//! largest first, until they fit (Hermes defers only MCP and plugin tools).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -71,23 +74,44 @@ pub fn assemble(
     mode: &str,
     threshold_pct: f64,
 ) -> (ToolOffer, Option<ToolSearch>) {
-    let (deferrable, visible): (Vec<Value>, Vec<Value>) = offer
+    let (mut deferrable, mut visible): (Vec<Value>, Vec<Value>) = offer
         .definitions
         .iter()
         .cloned()
         .partition(|d| !is_core_tool(name_of(d)) && !BRIDGE_TOOLS.contains(&name_of(d)));
-    let tokens: usize = deferrable
-        .iter()
-        .map(|d| d.to_string().len())
-        .sum::<usize>()
-        / 4;
-    let active = match mode {
+    let tokens = schema_tokens(&deferrable);
+    let mut active = match mode {
         "off" => false,
         "on" => !deferrable.is_empty(),
         _ => {
             !deferrable.is_empty() && tokens as f64 >= context_tokens as f64 * threshold_pct / 100.0
         }
     };
+    if mode != "on" && mode != "off" {
+        // A catalogue that does not fit even so: core tools go too, largest first.
+        let room = context_tokens * FIT_PCT / 100;
+        let bridge = schema_tokens(&bridge_schemas(0));
+        let mut shown_tokens = schema_tokens(&visible);
+        let mut by_size: Vec<usize> = (0..visible.len()).collect();
+        by_size.sort_by_key(|&i| std::cmp::Reverse(visible[i].to_string().len()));
+        let mut moved = BTreeSet::new();
+        for i in by_size {
+            if shown_tokens + bridge <= room {
+                break;
+            }
+            shown_tokens -= visible[i].to_string().len() / 4;
+            moved.insert(i);
+        }
+        if !moved.is_empty() {
+            active = true;
+            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut visible)
+                .into_iter()
+                .enumerate()
+                .partition(|(i, _)| moved.contains(i));
+            deferrable.extend(gone.into_iter().map(|(_, d)| d));
+            visible = kept.into_iter().map(|(_, d)| d).collect();
+        }
+    }
     if !active {
         return (offer, None);
     }
@@ -106,6 +130,19 @@ pub fn assemble(
         from_mcp: offer.from_mcp,
     };
     (shown, Some(search))
+}
+
+/// The share of the context (percent) the offered tool schemas may take in `auto` mode
+/// before core tools are deferred as well (docs/model-servers.md, "Context").
+const FIT_PCT: usize = 40;
+
+/// Estimated tokens of `definitions` (4 characters per token).
+fn schema_tokens(definitions: &[Value]) -> usize {
+    definitions
+        .iter()
+        .map(|d| d.to_string().len())
+        .sum::<usize>()
+        / 4
 }
 
 fn name_of(definition: &Value) -> &str {
@@ -360,6 +397,29 @@ mod tests {
         );
         assert!(search.unwrap().contains("mcp__weather__forecast"));
         assert!(shown.names.contains("tool_call"));
+    }
+
+    #[test]
+    fn a_catalogue_too_large_for_a_small_window_defers_core_tools_too() {
+        let big = |name: &str| {
+            json!({"type": "function", "function": {"name": name,
+                "description": "d".repeat(2_000), "parameters": {"type": "object"}}})
+        };
+        let definitions = vec![big("read_file"), big("write_file"), def("todo", "Plan")];
+        let offer = ToolOffer {
+            names: definitions.iter().map(|d| name_of(d).to_string()).collect(),
+            definitions,
+            from_mcp: Default::default(),
+        };
+        // 2,048 tokens: 819 for tools; each large schema is ~500.
+        let (shown, search) = assemble(offer.clone(), 2_048, "auto", 10.0);
+        let search = search.expect("active");
+        assert!(search.contains("read_file") && search.contains("write_file"));
+        let names: Vec<&str> = shown.definitions.iter().map(name_of).collect();
+        assert_eq!(names, ["todo", "tool_search", "tool_describe", "tool_call"]);
+        // A large window keeps them all, and "off" never defers.
+        assert!(assemble(offer.clone(), 1_000_000, "auto", 10.0).1.is_none());
+        assert!(assemble(offer, 2_048, "off", 10.0).1.is_none());
     }
 
     #[test]

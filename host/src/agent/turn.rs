@@ -19,6 +19,7 @@ use tools_core::ToolContext;
 use super::assemble::Agent;
 use super::budget::enforce_turn_budget;
 use super::client::{ChatRequest, ModelError};
+use super::compress::compress_step;
 use super::events::{AgentEvent, preview};
 use super::message::{Message, Usage};
 use super::preflight::{Strikes, Verdict, preflight};
@@ -26,6 +27,44 @@ use super::sessions::{SessionError, new_session_id};
 use super::stream::StreamEvent;
 use super::untrusted;
 use crate::batch::{ToolMessage, dispatch_batch};
+
+/// Requests for an answer after an empty reply.
+const EMPTY_RETRIES: u32 = 3;
+/// Requests to continue an answer cut off at the output limit (Hermes: 3).
+const CONTINUATIONS: usize = 3;
+/// Hermes' words after an empty reply that followed tool results.
+const EMPTY_NUDGE: &str = "You just executed tool calls but returned an empty response. \
+    Please process the tool results above and continue with the task.";
+/// Hermes' words after a reply cut off at the output limit.
+const CONTINUE_PROMPT: &str = "[System: Your previous response was truncated by the output \
+    length limit. Continue exactly where you left off. Do not restart or repeat prior text. \
+    Finish the answer directly.]";
+
+/// What the loop does after a reply without tool calls.
+enum Step {
+    /// Call the model again.
+    Again,
+    /// End the turn.
+    End(String, TurnEnd),
+}
+
+/// Replies without tool calls seen so far in a turn.
+#[derive(Default)]
+struct Answering {
+    /// Empty replies in a row.
+    empty: u32,
+    /// Text of replies cut off at the output limit, in order.
+    parts: Vec<String>,
+}
+
+/// The failure text when a request cannot be made to fit the window.
+fn context_full(err: &ModelError) -> String {
+    format!(
+        "{err}, even with older messages removed. To fix: start the server with a larger \
+         context (llama.cpp: --n_ctx) and set [model] context_length to match; offer fewer \
+         tools (--toolsets, or [agent] tool_search = \"on\"); or lower [model] max_tokens"
+    )
+}
 
 /// A conversation: its session id and messages (system prompt first).
 #[derive(Clone, Debug, PartialEq)]
@@ -126,6 +165,8 @@ impl Agent {
     ) -> TurnOutcome {
         self.record(conversation, vec![Message::user(user_text)]);
         let mut strikes = Strikes::default();
+        let mut state = Answering::default();
+        let say_it = serde_json::Value::from("none");
         let mut usage = Usage::default();
         let mut calls = 0;
         let end = |text: String, end: TurnEnd, calls: usize, usage: Usage| TurnOutcome {
@@ -147,23 +188,26 @@ impl Agent {
             }
             calls += 1;
             (self.events)(AgentEvent::ModelCall(calls));
-            let completion = match self.ask(conversation, cancel).await {
+            // After an empty reply the model is asked to answer in words: llama-cpp-python's
+            // `chatml-function-calling` can return no text at all under "auto".
+            let choice = (state.empty > 0).then_some(&say_it);
+            let completion = match self.ask(conversation, choice, cancel).await {
                 Ok(c) => c,
                 Err(ModelError::Interrupted) => {
                     return end("Interrupted.".into(), TurnEnd::Interrupted, calls, usage);
+                }
+                Err(err @ ModelError::ContextOverflow { .. }) => {
+                    return end(context_full(&err), TurnEnd::Failed, calls, usage);
                 }
                 Err(err) => return end(err.to_string(), TurnEnd::Failed, calls, usage),
             };
             usage.add(completion.usage);
             let message = completion.message;
             if message.tool_calls.is_empty() {
-                let text = message.content_text();
-                if text.trim().is_empty() && completion.finish_reason.as_deref() == Some("length") {
-                    let text = "Response truncated due to output length limit".to_string();
-                    return end(text, TurnEnd::Partial, calls, usage);
+                match self.answer(conversation, &mut state, message, completion.finish_reason) {
+                    Step::Again => continue,
+                    Step::End(text, how) => return end(text, how, calls, usage),
                 }
-                self.record(conversation, vec![message]);
-                return end(text, TurnEnd::Completed, calls, usage);
             }
             let valid = &self.tools.names;
             let cap = self.shared.delegation.max_concurrent_children;
@@ -179,6 +223,7 @@ impl Agent {
                     run,
                     answered,
                 } => {
+                    state.empty = 0;
                     self.run_batch(conversation, message, run, answered, cancel)
                         .await;
                     if cancel.is_cancelled() {
@@ -187,6 +232,77 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// A reply without tool calls: the answer, or an empty or cut-off reply that is
+    /// asked for again (docs/model-servers.md, "Replies that are not answers").
+    fn answer(
+        &self,
+        conversation: &mut Conversation,
+        state: &mut Answering,
+        message: Message,
+        finish_reason: Option<String>,
+    ) -> Step {
+        let text = message.content_text();
+        let cut_off = finish_reason.as_deref() == Some("length");
+        if text.trim().is_empty() {
+            if cut_off {
+                return Step::End(
+                    "Response truncated due to output length limit".into(),
+                    TurnEnd::Partial,
+                );
+            }
+            if state.empty >= EMPTY_RETRIES {
+                return Step::End(
+                    format!(
+                        "no reply: the model answered with no text and no tool calls {} times \
+                         in a row (finish_reason {:?})",
+                        state.empty + 1,
+                        finish_reason.unwrap_or_default()
+                    ),
+                    TurnEnd::Failed,
+                );
+            }
+            state.empty += 1;
+            (self.events)(AgentEvent::Notice(format!(
+                "empty reply from the model; asking again ({}/{EMPTY_RETRIES})",
+                state.empty
+            )));
+            let after_tools = conversation
+                .messages
+                .last()
+                .is_some_and(|m| m.role == super::message::Role::Tool);
+            if after_tools && state.empty == 1 {
+                // Hermes' nudge: the sequence stays valid (tool, assistant, user).
+                self.record(
+                    conversation,
+                    vec![Message::assistant("(empty)"), Message::user(EMPTY_NUDGE)],
+                );
+            }
+            return Step::Again;
+        }
+        if cut_off {
+            state.parts.push(text);
+            if state.parts.len() > CONTINUATIONS {
+                let mut text = state.parts.concat();
+                text.push_str(&format!(
+                    "\n\n[toolhost: this answer is incomplete: the model still stopped at its \
+                     output limit after {CONTINUATIONS} requests to continue; raise [model] max_tokens]"
+                ));
+                self.record(conversation, vec![message]);
+                return Step::End(text, TurnEnd::Partial);
+            }
+            (self.events)(AgentEvent::Notice(format!(
+                "the reply was cut off at the output limit; asking the model to continue ({}/{CONTINUATIONS})",
+                state.parts.len()
+            )));
+            self.record(conversation, vec![message, Message::user(CONTINUE_PROMPT)]);
+            return Step::Again;
+        }
+        let mut answer = std::mem::take(&mut state.parts).concat();
+        answer.push_str(&text);
+        self.record(conversation, vec![message]);
+        Step::End(answer, TurnEnd::Completed)
     }
 
     /// Record the assistant message, run its calls, record every result in the
@@ -244,26 +360,49 @@ impl Agent {
         self.record(conversation, messages);
     }
 
+    /// One model call; a request that does not fit the context window is compressed
+    /// (`compress.rs`) until it does, or fails when nothing is left to compress.
     async fn ask(
         &self,
-        conversation: &Conversation,
+        conversation: &mut Conversation,
+        tool_choice: Option<&serde_json::Value>,
         cancel: &CancellationToken,
     ) -> Result<super::client::Completion, ModelError> {
-        let request = ChatRequest {
-            messages: &conversation.messages,
-            tools: &self.tools_json,
-            tool_choice: None,
-        };
-        let events = self.events.clone();
-        let mut on_event = move |event: StreamEvent| {
-            if let StreamEvent::Text(text) = event {
-                events(AgentEvent::Text(text));
+        let mut compressed = false;
+        loop {
+            let request = ChatRequest {
+                messages: &conversation.messages,
+                tools: &self.tools_json,
+                tool_choice,
+            };
+            let events = self.events.clone();
+            let mut on_event = move |event: StreamEvent| match event {
+                StreamEvent::Text(text) => events(AgentEvent::Text(text)),
+                StreamEvent::Retry(line) => events(AgentEvent::Notice(line)),
+                StreamEvent::ToolCall(_) => {}
+            };
+            let result = self
+                .shared
+                .client
+                .complete(&request, &mut on_event, cancel)
+                .await;
+            match result {
+                Err(ModelError::ContextOverflow { .. })
+                    if compress_step(&mut conversation.messages) =>
+                {
+                    compressed = true;
+                }
+                other => {
+                    if compressed && other.is_ok() {
+                        (self.events)(AgentEvent::Notice(format!(
+                            "older messages were shortened or removed to fit the context window ({} messages sent)",
+                            conversation.messages.len()
+                        )));
+                    }
+                    return other;
+                }
             }
-        };
-        self.shared
-            .client
-            .complete(&request, &mut on_event, cancel)
-            .await
+        }
     }
 
     /// Run the calls through `dispatch_batch`.

@@ -28,7 +28,7 @@ use super::{Cli, CliError};
 use crate::app::{StartOptions, Toolhost};
 use crate::mcp::server::{
     DEFAULT_APPROVAL_TIMEOUT, DEFAULT_PROGRESS_INTERVAL, ElicitationRouter, ServerCore,
-    serve_http_with_origins, serve_stdio, unknown_toolsets,
+    serve_http_with_origins, serve_stdio_on, unknown_toolsets,
 };
 use crate::mcp::{McpScope, ServerState, ServerStatus};
 use crate::toolsets::ToolsetSelection;
@@ -233,6 +233,16 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
     // Approvals go to the MCP client (elicitation) or the non-interactive policy: in
     // stdio mode stdin is the protocol, and a terminal prompt would fight the client's UI.
     let elicitation = Arc::new(ElicitationRouter::new(approval_timeout));
+    // stdio: fd 1 is the protocol; move it out of reach of everything that loads next.
+    let protocol = match args.http {
+        Some(_) => None,
+        None => Some(
+            super::protocol_stdout::claim().map_err(|source| CliError::Io {
+                what: "moving the MCP stream off fd 1".into(),
+                source,
+            })?,
+        ),
+    };
     // Signals stop serving (below); claimed before any MCP server starts.
     let _signals = crate::mcp::signals::claim(crate::mcp::signals::Handled::InterruptAndTerminate);
     // Serve at once: the MCP servers the selection needs connect in the background and
@@ -279,15 +289,37 @@ fn run_serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, CliError> {
                     Err(err) => Err(CliError::Input(err.to_string())),
                 }
             }
-            None => serve_stdio(core, stop.clone())
-                .await
-                .map_err(|e| CliError::Input(e.to_string())),
+            None => serve_claimed_stdio(core, stop.clone(), protocol).await,
         };
         signals.abort();
         outcome
     });
     host.shutdown();
     outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// Serve MCP on stdin and the claimed protocol stdout; the last replies are written
+/// before this returns.
+async fn serve_claimed_stdio(
+    core: Arc<ServerCore>,
+    stop: CancellationToken,
+    protocol: Option<super::protocol_stdout::ProtocolStdout>,
+) -> Result<(), CliError> {
+    let Some(protocol) = protocol else {
+        return Err(CliError::Input("stdio was not claimed".into()));
+    };
+    let streams = protocol.into_streams().map_err(|source| CliError::Io {
+        what: "opening the MCP stream".into(),
+        source,
+    })?;
+    let outcome = serve_stdio_on(core, stop, streams.read, streams.write)
+        .await
+        .map_err(|e| CliError::Input(e.to_string()));
+    if let Some(pump) = streams.pump {
+        // The writer was dropped with the service: the thread ends once it has written.
+        let _ = tokio::task::spawn_blocking(move || pump.join()).await;
+    }
+    outcome
 }
 
 /// Cancel `stop` on Ctrl-C or SIGTERM.

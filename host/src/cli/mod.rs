@@ -1,14 +1,16 @@
 //! The `toolhost` command line. The contract of every subcommand (flags, JSON shapes,
 //! exit codes) is relied on by tests and tooling: change it only additively.
 //!
-//! Exit codes: 0 success; 1 the tool result is an error object (`call`) or the model
-//! failed (`run`); 2 bad usage or input, or toolhost could not start (bad config); `run`
-//! adds 3 (model-call limit), 4 (ended by a turn rule) and 130 (interrupted).
+//! Exit codes: 0 success (also when stdout is closed early, as by `| head`:
+//! `closed_pipe`); 1 the tool result is an error object (`call`) or the model failed
+//! (`run`); 2 bad usage or input, or toolhost could not start (bad config); `run` adds 3
+//! (model-call limit), 4 (ended by a turn rule) and 130 (interrupted).
 
 mod approvals;
 mod approvals_actions;
 mod call;
 mod chat;
+mod closed_pipe;
 mod cron;
 mod dispatch;
 mod input;
@@ -17,6 +19,7 @@ mod logging;
 mod mcp;
 mod plugin_host;
 mod plugins;
+mod protocol_stdout;
 mod run;
 mod schema;
 mod selection;
@@ -169,7 +172,7 @@ fn warn_missing_bundle(host: &Toolhost) {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.verbose);
-    let outcome = match &cli.command {
+    let outcome = closed_pipe::run(|| match &cli.command {
         Command::Tools(args) => tools::run(&cli, args),
         Command::Toolsets(args) => toolsets::run(&cli, args),
         Command::Schema(args) => schema::run(&cli, args),
@@ -183,7 +186,7 @@ pub fn main() -> ExitCode {
         Command::Chat(args) => chat::run(&cli, args),
         Command::Cron(args) => cron::run(&cli, args),
         Command::PluginHost(args) => plugin_host::run(&cli, args),
-    };
+    });
     match outcome {
         Ok(code) => code,
         Err(err) => {

@@ -140,12 +140,7 @@ pub struct DiscoveryOptions {
 impl DiscoveryOptions {
     /// Options from the environment: off in safe mode and beyond the nesting limit.
     pub fn from_env(media_dir: PathBuf) -> Self {
-        let safe_mode = std::env::var(SAFE_MODE_VAR).ok().is_some_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "1" | "true" | "yes" | "on"
-            )
-        });
+        let safe_mode = crate::plugins::safe_mode::active();
         let depth = current_depth();
         let disabled_reason = if safe_mode {
             Some(format!("{SAFE_MODE_VAR} is set"))

@@ -107,6 +107,8 @@ pub type Spawned = (StdioProcess, ChildStdout, ChildStdin);
 
 /// Start `command` for `server`. Must be called inside a tokio runtime (the one that
 /// will drive the connection).
+// An MCP server the user configured (`[mcp_servers]`), not model code.
+#[allow(clippy::disallowed_methods)]
 pub fn spawn(
     server: &str,
     command: &str,

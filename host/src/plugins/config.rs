@@ -12,9 +12,11 @@
 //! check_timeout_secs = 5      # per availability check
 //! max_hung_calls = 4          # calls still running past their timeout before the plugin's
 //!                             # tools are refused
-//! default_isolation = "in-process"  # or "process": every non-bundled plugin in a child
+//! default_isolation = "process"  # every non-bundled plugin in a child process, so its
+//!                             # crash cannot take the host down ("in-process": faster,
+//!                             # unprotected; see docs/plugin-isolation.md)
 //! max_crashes = 3             # crashes of a process plugin before it is given up (0 = never)
-//! memory_limit_mb = 4096      # address-space cap of each plugin process (0 = none)
+//! memory_limit_mb = 4096      # memory of each plugin process tree (0 = none)
 //! confine = "off"             # Landlock/seccomp floor of plugin processes: "floor" or
 //!                             # "workspace" (as terminal.local.confine; cwd = workspace)
 //! writable = []               # more paths plugin processes may write when confined
@@ -65,14 +67,17 @@ pub struct PluginsSettings {
     pub check_timeout_secs: f64,
     /// Calls still running past their timeout before a plugin's tools are refused.
     pub max_hung_calls: u32,
-    /// Where plugins run unless `isolation` or their manifest says otherwise (bundled
-    /// plugins stay in-process unless named).
+    /// Where plugins run unless `isolation` or their manifest says otherwise: by default
+    /// every user, project, installed and pip plugin runs in its own process; bundled
+    /// plugins stay in-process unless named.
     pub default_isolation: Isolation,
     /// Per-plugin isolation.
     pub isolation: BTreeMap<String, Isolation>,
     /// Crashes of a process plugin before it is given up; 0 = never.
     pub max_crashes: u32,
-    /// Address-space cap (`RLIMIT_AS`) of each plugin process, in MiB; 0 = none.
+    /// Memory limit of each plugin process and its children, in MiB; 0 = none: a cgroup v2
+    /// `memory.max` where the host can make one, else an address-space cap with room for
+    /// JIT runtimes (docs/python-plugins.md, "Memory limit").
     pub memory_limit_mb: u64,
     /// The kernel floor of every plugin process (`off`, `floor`, `workspace`: the modes
     /// of `terminal.local.confine`, with the host's working directory as workspace).
@@ -114,7 +119,7 @@ impl Default for PluginsSettings {
             timeout_secs: 60.0,
             check_timeout_secs: 5.0,
             max_hung_calls: 4,
-            default_isolation: Isolation::InProcess,
+            default_isolation: Isolation::Process,
             isolation: BTreeMap::new(),
             max_crashes: 3,
             memory_limit_mb: 4096,
@@ -186,6 +191,14 @@ mod tests {
         assert_eq!(config.max_panics, 0);
         assert!(config.bundled);
         assert_eq!(config.timeout_secs, 60.0);
+    }
+
+    #[test]
+    fn third_party_plugins_run_out_of_process_by_default() {
+        assert_eq!(
+            PluginsSettings::default().default_isolation,
+            Isolation::Process
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use tools_core::Home;
+use tools_core::{Home, bounded_read};
 
 use super::config::PluginsSettings;
 use super::elf;
@@ -403,8 +403,8 @@ fn inspect_python(source: PluginSource, dir: &Path, project_off: bool) -> Candid
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let parsed = std::fs::read_to_string(&path)
-        .map_err(|e| Failure::new(format!("cannot read {file}: {e}")))
+    let parsed = bounded_read::read_to_string(&path, bounded_read::MANIFEST_LIMIT)
+        .map_err(|e| Failure::new(e.to_string()))
         .and_then(|text| {
             parse_yaml(&file, &text, &dir_name).map_err(|e| Failure::new(e.to_string()))
         });
@@ -427,12 +427,12 @@ fn inspect_into(candidate: &mut Candidate, location: &Location) -> Result<(), Fa
     let embedded_text = match location {
         Location::Dir(dir) => {
             let path = dir.join("plugin.toml");
-            let text = match std::fs::read_to_string(&path) {
+            let text = match bounded_read::read_to_string(&path, bounded_read::MANIFEST_LIMIT) {
                 Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(e) if e.is_not_found() => {
                     return Err(Failure::new("missing plugin.toml"));
                 }
-                Err(e) => return Err(Failure::new(format!("cannot read plugin.toml: {e}"))),
+                Err(e) => return Err(Failure::new(e.to_string())),
             };
             let manifest =
                 Manifest::parse(&text, false).map_err(|e| Failure::new(e.to_string()))?;

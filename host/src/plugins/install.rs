@@ -36,6 +36,9 @@ pub enum InstallError {
         /// Why.
         reason: String,
     },
+    /// A manifest that is not a regular file, too large or unreadable.
+    #[error(transparent)]
+    Read(#[from] tools_core::bounded_read::BoundedReadError),
     /// Copying or renaming failed.
     #[error("cannot install into {path}: {source}", path = .path.display())]
     Io {
@@ -114,7 +117,11 @@ pub fn install(options: &InstallOptions) -> Result<Installed, InstallError> {
 }
 
 fn read(path: &Path) -> Result<String, InstallError> {
-    std::fs::read_to_string(path).map_err(io_err(path))
+    use tools_core::bounded_read;
+    Ok(bounded_read::read_to_string(
+        path,
+        bounded_read::MANIFEST_LIMIT,
+    )?)
 }
 
 fn parse(text: &str, path: &Path, embedded: bool) -> Result<Manifest, InstallError> {
@@ -139,6 +146,8 @@ fn embedded_manifest(library: &Path) -> Result<String, InstallError> {
 }
 
 /// `cargo build` the crate in `dir`; the path of the cdylib it produced.
+// `cargo build` of a plugin the user installs, run by the user's command.
+#[allow(clippy::disallowed_methods)]
 fn build_crate(dir: &Path, release: bool) -> Result<PathBuf, InstallError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);

@@ -35,6 +35,7 @@ pub mod process;
 pub mod python;
 pub mod reload;
 pub mod runtime;
+pub mod safe_mode;
 pub mod scaffold;
 
 use std::collections::HashMap;
@@ -320,11 +321,17 @@ pub fn load_plugins(
     hooks: &Arc<Hooks>,
 ) -> PluginSet {
     let limits = process_limits(home, config);
+    let safe_mode = safe_mode::active();
     let mut candidates: Vec<Candidate> = discovery::scan(roots)
         .into_iter()
         .map(|(source, location, off)| discovery::inspect(source, &location, off))
         .collect();
-    candidates.extend(python::load::entry_point_candidates(home, config));
+    if safe_mode {
+        // Listing pip entry points runs the Python environment: not in safe mode.
+        safe_mode::announce();
+    } else {
+        candidates.extend(python::load::entry_point_candidates(home, config));
+    }
 
     // Later sources win: remember, per name, the last candidate with a readable manifest.
     let mut winners: HashMap<&str, usize> = HashMap::new();
@@ -342,7 +349,9 @@ pub fn load_plugins(
     let mut records = Vec::with_capacity(candidates.len());
     for (i, candidate) in candidates.iter().enumerate() {
         let record = PluginRecord::from_candidate(candidate);
-        let record = if candidate.project_off {
+        let record = if safe_mode && safe_mode::skips(candidate.source) {
+            record.disable(safe_mode::SKIPPED_REASON.into())
+        } else if candidate.project_off {
             record.disable(format!(
                 "project plugins are off (set {}=1 or plugins.project = true)",
                 discovery::PROJECT_ENV

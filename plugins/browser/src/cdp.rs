@@ -3,7 +3,9 @@
 //! One I/O thread owns the socket: it sends queued requests and reads replies (the
 //! socket has a short read timeout so both directions make progress: 250 µs while
 //! calls come and go, 5 ms once the connection is quiet). Replies are
-//! routed to the waiting caller by id; events go to a callback. Page-level methods are
+//! routed to the waiting caller by id; events go to a callback (with the session they
+//! came from). A [`Link`] is a weak handle for threads that answer events (the request
+//! guard, `guard.rs`): it does not keep the connection open. Page-level methods are
 //! sent with the `sessionId` of a flattened target session, so a single connection
 //! drives the browser and its page. A hand-written client keeps the plugin free of an
 //! async runtime (see docs/hermes/browser.md for the choice).
@@ -12,7 +14,7 @@ use std::collections::HashMap;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -21,17 +23,40 @@ use tungstenite::{Message, WebSocket};
 
 use crate::error::BrowserError;
 
-/// Called with `(method, params)` for every event.
-pub type EventSink = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+/// Called with `(method, params, session id)` for every event.
+pub type EventSink = Arc<dyn Fn(&str, &Value, Option<&str>) + Send + Sync>;
 
 type Reply = Result<Value, (i64, String)>;
 type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
 
-/// A live DevTools connection; the I/O thread ends when this is dropped.
-pub struct Connection {
+/// A live DevTools connection (its [`Client`] to call with); the I/O thread ends when
+/// this is dropped.
+pub struct Connection(Arc<Client>);
+
+/// What callers share: request ids, the queue to the I/O thread, waiting callers.
+pub struct Client {
     next_id: AtomicU64,
     outgoing: Mutex<Sender<String>>,
     pending: Pending,
+}
+
+/// A handle on a [`Connection`] that does not keep it open.
+#[derive(Clone)]
+pub struct Link(Weak<Client>);
+
+impl Link {
+    /// The connection's client, or [`BrowserError::Closed`] once it is gone.
+    pub fn client(&self) -> Result<Arc<Client>, BrowserError> {
+        self.0.upgrade().ok_or(BrowserError::Closed)
+    }
+}
+
+impl std::ops::Deref for Connection {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.0
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -60,11 +85,40 @@ impl Connection {
         std::thread::Builder::new()
             .name("toolhost-browser-cdp".into())
             .spawn(move || pump(socket, rx, thread_pending, events))?;
-        Ok(Connection {
+        Ok(Connection(Arc::new(Client {
             next_id: AtomicU64::new(1),
             outgoing: Mutex::new(tx),
             pending,
-        })
+        })))
+    }
+
+    /// A handle that does not keep the connection open.
+    pub fn link(&self) -> Link {
+        Link(Arc::downgrade(&self.0))
+    }
+}
+
+impl Client {
+    /// Send `method` (on `session` when given) without waiting for its answer (which
+    /// is dropped); its request id.
+    pub fn send(
+        &self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+    ) -> Result<u64, BrowserError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.queue(request(id, method, params, session))?;
+        Ok(id)
+    }
+
+    /// Hand a request's text to the I/O thread.
+    fn queue(&self, text: String) -> Result<(), BrowserError> {
+        self.outgoing
+            .lock()
+            .map_err(|_| BrowserError::Closed)?
+            .send(text)
+            .map_err(|_| BrowserError::Closed)
     }
 
     /// Call `method` (on `session` when given) and wait up to `timeout` for its result.
@@ -76,20 +130,12 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Value, BrowserError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut request = json!({ "id": id, "method": method, "params": params });
-        if let Some(session) = session {
-            request["sessionId"] = json!(session);
-        }
         let (reply_tx, reply_rx) = mpsc::channel();
         self.pending
             .lock()
             .map_err(|_| BrowserError::Closed)?
             .insert(id, reply_tx);
-        self.outgoing
-            .lock()
-            .map_err(|_| BrowserError::Closed)?
-            .send(request.to_string())
-            .map_err(|_| BrowserError::Closed)?;
+        self.queue(request(id, method, params, session))?;
         let answer = reply_rx.recv_timeout(timeout);
         if let Ok(mut pending) = self.pending.lock() {
             pending.remove(&id);
@@ -107,6 +153,15 @@ impl Connection {
             Err(RecvTimeoutError::Disconnected) => Err(BrowserError::Closed),
         }
     }
+}
+
+/// The text of request `id`.
+fn request(id: u64, method: &str, params: Value, session: Option<&str>) -> String {
+    let mut request = json!({ "id": id, "method": method, "params": params });
+    if let Some(session) = session {
+        request["sessionId"] = json!(session);
+    }
+    request.to_string()
 }
 
 /// How long the I/O thread blocks in a read before it looks for queued requests again.
@@ -199,7 +254,11 @@ fn route(text: &str, pending: &Pending, events: &EventSink) {
             let _ = sender.send(reply);
         }
     } else if let Some(method) = message.get("method").and_then(Value::as_str) {
-        events(method, message.get("params").unwrap_or(&Value::Null));
+        events(
+            method,
+            message.get("params").unwrap_or(&Value::Null),
+            message.get("sessionId").and_then(Value::as_str),
+        );
     }
 }
 
@@ -232,7 +291,7 @@ mod tests {
         });
         let err = Connection::open(
             &format!("wss://127.0.0.1:{port}/devtools/browser/x"),
-            Arc::new(|_, _| {}),
+            Arc::new(|_, _, _| {}),
             None,
         )
         .unwrap_err()

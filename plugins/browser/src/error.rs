@@ -42,7 +42,13 @@ pub enum BrowserError {
     Timeout { method: String, secs: u64 },
     /// The address policy refused a URL.
     #[error("Blocked: {0}")]
+    Policy(#[from] toolhost_netpolicy::Refusal),
+    /// A policy refused something else (the page moved, an upload).
+    #[error("Blocked: {0}")]
     Refused(String),
+    /// `browser_cdp` refused a method.
+    #[error("Blocked: browser_cdp does not allow {method}: {reason}")]
+    CdpDenied { method: String, reason: String },
     /// A ref not in the last snapshot.
     #[error("unknown element ref {0:?}: take a browser_snapshot and use one of its refs")]
     UnknownRef(String),

@@ -9,7 +9,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::address;
+use crate::cdp_policy;
 use crate::error::BrowserError;
 use crate::registry::Registry;
 use crate::vision::Access;
@@ -64,6 +64,7 @@ pub fn images(registry: &Registry, _args: Value, task: &str) -> Result<Value, Br
 pub fn console(registry: &Registry, args: ConsoleArgs, task: &str) -> Result<Value, BrowserError> {
     registry.with(task, false, |session| {
         if let Some(expression) = args.expression.as_deref() {
+            session.guard.take_refused();
             let result = session.evaluate(expression)?;
             landed_check(session)?;
             return Ok(json!({ "success": true, "result": result }));
@@ -96,16 +97,7 @@ pub fn console(registry: &Registry, args: ConsoleArgs, task: &str) -> Result<Val
 fn landed_check(session: &crate::session::Session) -> Result<(), BrowserError> {
     std::thread::sleep(Duration::from_millis(50));
     let url = session.evaluate("location.href")?;
-    let url = url.as_str().unwrap_or("about:blank");
-    if url != "about:blank"
-        && let Err(refusal) = address::check(url, session.allow_private)
-    {
-        session.page_call("Page.navigate", json!({ "url": "about:blank" }))?;
-        return Err(BrowserError::Refused(format!(
-            "the page moved to {url}: {refusal}"
-        )));
-    }
-    Ok(())
+    crate::navigation::stay_allowed(session, url.as_str().unwrap_or("about:blank"))
 }
 
 /// Accept or dismiss the open dialog.
@@ -141,8 +133,8 @@ pub fn dialog(registry: &Registry, args: DialogArgs, task: &str) -> Result<Value
     })
 }
 
-/// A raw CDP call, browser-level or on a target. URLs in the parameters obey the address
-/// policy like navigation does.
+/// A CDP call, browser-level or on a target, if `cdp_policy.rs` allows it (with its
+/// parameters checked or rewritten there).
 pub fn cdp(registry: &Registry, args: CdpArgs, task: &str) -> Result<Value, BrowserError> {
     if args.frame_id.is_some() {
         return Err(BrowserError::Other(
@@ -151,13 +143,18 @@ pub fn cdp(registry: &Registry, args: CdpArgs, task: &str) -> Result<Value, Brow
         ));
     }
     let params = args.params.unwrap_or_else(|| json!({}));
-    if let Some(url) = params.get("url").and_then(Value::as_str) {
-        address::check(url, registry.settings().allow_private_networks)?;
-    }
     let secs = args.timeout.unwrap_or(30.0).clamp(1.0, 300.0);
     let timeout = Duration::from_secs_f64(secs);
     registry.with(task, true, |session| {
+        let call = cdp_policy::prepare(
+            registry.settings(),
+            &session.guard,
+            &session.downloads,
+            &args.method,
+            params,
+        )?;
         let session_id = match args.target_id.as_deref() {
+            _ if call.browser_level => None,
             None => None,
             Some(target) if target == session.target => Some(session.page.clone()),
             Some(target) => {
@@ -170,7 +167,7 @@ pub fn cdp(registry: &Registry, args: CdpArgs, task: &str) -> Result<Value, Brow
                 attached["sessionId"].as_str().map(str::to_string)
             }
         };
-        let result = session.raw_call(&args.method, params, session_id.as_deref(), timeout)?;
+        let result = session.raw_call(&call.method, call.params, session_id.as_deref(), timeout)?;
         Ok(json!({
             "success": true,
             "method": args.method,

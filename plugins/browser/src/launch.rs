@@ -32,6 +32,8 @@ pub struct Chromium {
 impl Chromium {
     /// Start `binary` headless with a fresh profile and wait for its DevTools endpoint.
     #[allow(unsafe_code)]
+    // Chromium, the configured browser: it renders pages the model asks for but runs no model code (network policy: plugins/browser).
+    #[allow(clippy::disallowed_methods)]
     pub fn start(binary: &Path) -> Result<Self, BrowserError> {
         let profile = tempfile::Builder::new()
             .prefix("toolhost-browser-")

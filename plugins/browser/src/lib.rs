@@ -6,11 +6,13 @@
 //! it also exercises with real, stateful tools). Names, parameters and result shapes
 //! follow Hermes; docs/hermes/browser.md lists where we differ.
 
-mod address;
 #[doc(hidden)]
 pub mod bench_api;
 mod cdp;
+mod cdp_policy;
+mod downloads;
 mod error;
+mod guard;
 mod inspection;
 mod interaction;
 mod launch;
@@ -21,9 +23,14 @@ mod settings;
 mod snapshot;
 mod tls;
 mod tools;
+mod uploads;
 mod vision;
 mod walker;
 
+#[cfg(test)]
+mod cdp_policy_tests;
+#[cfg(test)]
+mod guard_tests;
 #[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]

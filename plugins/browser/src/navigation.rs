@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::address;
 use crate::error::BrowserError;
 use crate::registry::Registry;
 use crate::session::Session;
@@ -33,12 +32,19 @@ pub fn navigate(
     args: NavigateArgs,
     task: &str,
 ) -> Result<Value, BrowserError> {
-    let allow = registry.settings().allow_private_networks;
-    let url = address::check(&args.url, allow)?;
+    let url = registry.settings().policy().parse_and_resolve(&args.url)?;
     registry.with(task, true, |session| {
         let before = session.loads();
+        session.guard.take_refused();
         let reply = session.page_call("Page.navigate", json!({ "url": url.as_str() }))?;
         if let Some(error) = reply["errorText"].as_str().filter(|e| !e.is_empty()) {
+            let refused = session.guard.take_refused();
+            if !refused.is_empty() {
+                return Err(BrowserError::Refused(format!(
+                    "navigation to {url} was stopped by the address policy: {}",
+                    refused.join("; ")
+                )));
+            }
             return Err(BrowserError::Other(format!(
                 "navigation to {url} failed: {error}"
             )));
@@ -61,15 +67,35 @@ fn landed(session: &Session) -> Result<Value, BrowserError> {
     }
     let here = session.evaluate("({ url: location.href, title: document.title })")?;
     let url = here["url"].as_str().unwrap_or_default().to_string();
-    if url != "about:blank"
-        && let Err(refusal) = address::check(&url, session.allow_private)
-    {
-        session.page_call("Page.navigate", json!({ "url": "about:blank" }))?;
-        return Err(BrowserError::Refused(format!(
-            "the page moved to {url}: {refusal}"
-        )));
-    }
+    stay_allowed(session, &url)?;
     Ok(json!({ "success": true, "url": url, "title": here["title"] }))
+}
+
+/// Leave `url` (the page's address) for `about:blank` when the policy refuses it: the
+/// request guard fails refused requests, but a page may still show one (a browser
+/// error page for the refused address, history entries from before a setting changed).
+pub fn stay_allowed(session: &Session, url: &str) -> Result<(), BrowserError> {
+    if url == "about:blank" {
+        return Ok(());
+    }
+    let refused = session.guard.take_refused();
+    let verdict = match url.strip_prefix("chrome-error:") {
+        // The browser's error page for a request the guard failed (or a network error).
+        Some(_) if refused.is_empty() => return Ok(()),
+        Some(_) => Err(format!(
+            "the page tried to open an address the policy refuses, and the request was blocked: {}",
+            refused.join("; ")
+        )),
+        None => session
+            .guard
+            .judge(url)
+            .map_err(|refusal| format!("the page moved to {url}: {refusal}")),
+    };
+    if let Err(reason) = verdict {
+        session.page_call("Page.navigate", json!({ "url": "about:blank" }))?;
+        return Err(BrowserError::Refused(reason));
+    }
+    Ok(())
 }
 
 /// Go one entry back in the history.

@@ -71,7 +71,7 @@ impl Registry {
                     "no browser session for this task: call browser_navigate first".into(),
                 ));
             }
-            *guard = Some(Session::start(&self.settings)?);
+            *guard = Some(Session::start(&self.settings, task)?);
         }
         let Some(session) = guard.as_mut() else {
             return Err(BrowserError::Closed);

@@ -3,6 +3,7 @@
 //! messages, uncaught exceptions, open dialogs).
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::cdp::{Connection, EventSink};
 use crate::error::BrowserError;
+use crate::guard::{self, Guard, SharedGuard};
 use crate::launch::Chromium;
 use crate::settings::Settings;
 use crate::snapshot::RefTarget;
@@ -99,8 +101,10 @@ pub struct Session {
     pub last_used: Instant,
     /// Seconds a page operation may take.
     pub timeout: Duration,
-    /// Navigation may go to private addresses.
-    pub allow_private: bool,
+    /// The request guard judging every request of this browser (`guard.rs`).
+    pub guard: SharedGuard,
+    /// This task's download folder (`downloads.rs`).
+    pub downloads: PathBuf,
     conn: Connection,
     // Dropped after `conn`, so the socket closes before the process dies.
     #[cfg_attr(
@@ -111,8 +115,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// Start a local browser or connect to `cdp_url`, and open a page.
-    pub fn start(settings: &Settings) -> Result<Self, BrowserError> {
+    /// Start a local browser or connect to `cdp_url`, put it under the request guard,
+    /// send its downloads to `task`'s folder, and open a page.
+    pub fn start(settings: &Settings, task: &str) -> Result<Self, BrowserError> {
         let (process, ws_url) = match &settings.cdp_url {
             Some(url) => (None, url.clone()),
             None => {
@@ -124,8 +129,11 @@ impl Session {
         };
         let events: Arc<Mutex<PageEvents>> = Arc::default();
         let sink_events = Arc::clone(&events);
-        let sink: EventSink = Arc::new(move |method, params| {
-            if let Ok(mut events) = sink_events.lock() {
+        let (guard_tx, guard_rx) = std::sync::mpsc::channel();
+        let sink: EventSink = Arc::new(move |method, params, session| {
+            if guard::wants(method) {
+                guard::forward(&guard_tx, method, params, session);
+            } else if let Ok(mut events) = sink_events.lock() {
                 events.record(method, params);
             }
         });
@@ -135,6 +143,21 @@ impl Session {
             .and(settings.cdp_ca_file.as_deref());
         let conn = Connection::open(&ws_url, sink, ca_file)?;
         let timeout = Duration::from_secs(settings.command_timeout_secs.max(1));
+        let request_guard = Guard::new(settings.policy());
+        guard::start(conn.link(), Arc::clone(&request_guard), guard_rx, timeout);
+        conn.call("Target.setAutoAttach", guard::auto_attach(), None, timeout)?;
+        let downloads = crate::downloads::folder(settings, task)?;
+        let set_downloads = conn.call(
+            "Browser.setDownloadBehavior",
+            crate::downloads::behavior("allow", &downloads),
+            None,
+            timeout,
+        );
+        // A remote browser saves on its own machine (some endpoints refuse the method);
+        // a local one must send downloads to the task's folder.
+        if process.is_some() {
+            set_downloads?;
+        }
         let created = conn.call(
             "Target.createTarget",
             json!({ "url": "about:blank" }),
@@ -160,7 +183,8 @@ impl Session {
             events,
             last_used: Instant::now(),
             timeout,
-            allow_private: settings.allow_private_networks,
+            guard: request_guard,
+            downloads,
             conn,
             process,
         };

@@ -33,6 +33,17 @@ pub struct Settings {
     /// Allow navigation to private, loopback and link-local addresses (metadata
     /// addresses stay refused).
     pub allow_private_networks: bool,
+    /// Hosts exempt from the internal-address check (`toolhost-netpolicy`).
+    pub allowed_hosts: Vec<String>,
+    /// Where downloads go: one folder per task below it (default
+    /// `<home>/browser_downloads`). The model cannot move it (`downloads.rs`).
+    pub download_dir: Option<PathBuf>,
+    /// The workspace `DOM.setFileInputFiles` may upload from (default: the directory
+    /// toolhost runs in; `uploads.rs`).
+    pub upload_dir: Option<PathBuf>,
+    /// The toolhost home (from the host, not the configuration).
+    #[serde(skip)]
+    pub home: Option<PathBuf>,
     /// A task's browser is closed after this many idle seconds.
     pub idle_timeout_secs: u64,
     /// Where `browser_vision` saves screenshots (default: `<home>/browser_screenshots`).
@@ -50,6 +61,10 @@ impl Default for Settings {
             cdp_url: None,
             cdp_ca_file: None,
             allow_private_networks: false,
+            allowed_hosts: Vec::new(),
+            download_dir: None,
+            upload_dir: None,
+            home: None,
             idle_timeout_secs: 300,
             screenshot_dir: None,
             command_timeout_secs: 30,
@@ -59,6 +74,14 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The address policy these settings describe.
+    pub fn policy(&self) -> toolhost_netpolicy::Policy {
+        toolhost_netpolicy::Policy {
+            allow_private: self.allow_private_networks,
+            allowed_hosts: self.allowed_hosts.clone(),
+        }
+    }
+
     /// The Chromium binary to start, if any can be found.
     pub fn chromium_binary(&self) -> Option<PathBuf> {
         if let Some(path) = &self.chromium {

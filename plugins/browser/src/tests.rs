@@ -94,7 +94,7 @@ pub(crate) fn settings(allow_private: bool) -> Settings {
     settings
 }
 
-fn call<A: DeserializeOwned>(
+pub(crate) fn call<A: DeserializeOwned>(
     registry: &Registry,
     handler: fn(&Registry, A, &str) -> Result<Value, BrowserError>,
     args: Value,
@@ -106,7 +106,7 @@ fn call<A: DeserializeOwned>(
     ))
 }
 
-fn eval(registry: &Registry, expression: &str) -> Value {
+pub(crate) fn eval(registry: &Registry, expression: &str) -> Value {
     let reply = call(
         registry,
         inspection::console,
@@ -416,7 +416,7 @@ fn a_script_moving_the_page_to_a_refused_address_is_turned_back() {
     let (registry, _) = open("/links");
     registry
         .with(TASK, false, |session| {
-            session.allow_private = false;
+            session.guard.set_allow_private(false);
             Ok(())
         })
         .unwrap();
@@ -432,7 +432,7 @@ fn a_script_moving_the_page_to_a_refused_address_is_turned_back() {
     );
     registry
         .with(TASK, false, |session| {
-            session.allow_private = true;
+            session.guard.set_allow_private(true);
             Ok(())
         })
         .unwrap();

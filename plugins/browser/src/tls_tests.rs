@@ -83,7 +83,7 @@ fn cdp_stand_in(stream: TlsStream) {
 }
 
 fn open(url: &str, ca_file: Option<PathBuf>) -> Result<Connection, BrowserError> {
-    Connection::open(url, Arc::new(|_, _| {}), ca_file.as_deref())
+    Connection::open(url, Arc::new(|_, _, _| {}), ca_file.as_deref())
 }
 
 #[test]

@@ -82,7 +82,7 @@ pub fn tools(registry: &Arc<Registry>, screenshots: PathBuf) -> Vec<Tool> {
                 "dialog_id": { "type": "string", "description": "The id of the dialog to answer, from pending_dialogs" }
             }), &["action"])),
         tool(registry, "browser_cdp", inspection::cdp)
-            .description("Call a raw Chrome DevTools Protocol method (power users): browser-level without target_id, or on a target from Target.getTargets. A 'url' parameter obeys the navigation address policy.")
+            .description("Call a Chrome DevTools Protocol method (power users): browser-level without target_id, or on a target from Target.getTargets. Only methods on an allowlist (page scripting, DOM, input, screenshots, navigation, emulation) are passed on; others are refused with the reason. Every request the browser makes obeys the navigation address policy; downloads go to this task's download folder; file uploads only from the workspace.")
             .parameters(schema(json!({
                 "method": { "type": "string", "description": "The CDP method, e.g. 'Target.getTargets' or 'Runtime.evaluate'" },
                 "params": { "type": "object", "additionalProperties": true, "description": "The method's parameters ({} when none)" },
@@ -105,7 +105,8 @@ pub fn tools(registry: &Arc<Registry>, screenshots: PathBuf) -> Vec<Tool> {
 
 /// The plugin: its settings, a registry of browsers and the tools.
 pub fn plugin(host: &Host) -> Result<Plugin, serde_json::Error> {
-    let settings: Settings = host.settings()?;
+    let mut settings: Settings = host.settings()?;
+    settings.home = Some(host.home().to_path_buf());
     let probe = settings.clone();
     let registry = Registry::new(settings);
     let screenshots = host.home().join("browser_screenshots");

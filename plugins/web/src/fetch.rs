@@ -1,5 +1,5 @@
 //! Fetching one URL for `web_extract`: bounded redirects, a size cap, a timeout, and
-//! the [`AddressPolicy`](crate::address_policy::AddressPolicy) on every hop.
+//! the address policy ([`toolhost_netpolicy::Policy`]) on every hop.
 //!
 //! Redirects are followed here, not by the HTTP client, so each hop's URL is judged
 //! before it is requested; its host name is judged again by the client's resolver.
@@ -10,7 +10,8 @@ use std::time::Duration;
 use reqwest::blocking::Client;
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 
-use crate::address_policy::{PolicyResolver, Refusal};
+use toolhost_netpolicy::{PolicyResolver, Refusal};
+
 use crate::settings::Settings;
 
 /// Why a fetch failed.
@@ -25,7 +26,7 @@ pub enum FetchError {
         source: url::ParseError,
     },
     /// The address policy refused a hop.
-    #[error(transparent)]
+    #[error("Blocked: {0}")]
     Refused(#[from] Refusal),
     /// The client could not be built or the request failed (DNS, connect, TLS, timeout).
     #[error("request failed: {0}")]

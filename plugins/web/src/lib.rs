@@ -7,7 +7,6 @@
 //! handler's worker thread with the blocking `reqwest` client, whose runtime is the
 //! plugin's own.
 
-mod address_policy;
 #[doc(hidden)]
 pub mod bench_api;
 mod convert;

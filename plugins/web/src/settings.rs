@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::address_policy::AddressPolicy;
+use toolhost_netpolicy::Policy;
+
 use crate::search::backend::SearchSettings;
 use crate::vision::VisionSettings;
 
@@ -12,8 +13,9 @@ use crate::vision::VisionSettings;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
-    /// Allow fetching loopback, private, link-local and metadata addresses (default
-    /// `false`: a prompt-injected page must not make the agent read internal services).
+    /// Allow fetching loopback, private and link-local addresses (default `false`: a
+    /// prompt-injected page must not make the agent read internal services). Cloud
+    /// metadata endpoints stay refused (`toolhost-netpolicy`).
     pub allow_private_networks: bool,
     /// Hosts exempt from the internal-address check (a self-hosted wiki, say).
     pub allowed_hosts: Vec<String>,
@@ -58,8 +60,8 @@ impl Default for Settings {
 
 impl Settings {
     /// The address policy these settings describe.
-    pub fn policy(&self) -> AddressPolicy {
-        AddressPolicy {
+    pub fn policy(&self) -> Policy {
+        Policy {
             allow_private: self.allow_private_networks,
             allowed_hosts: self.allowed_hosts.clone(),
         }

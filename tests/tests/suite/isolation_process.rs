@@ -24,8 +24,13 @@ fn load(home: &Path, config: &PluginsSettings) -> (Arc<Registry>, PluginSet, Dis
         "fixture_hostile",
         "isolation = \"process\"\n",
     );
+    let mut config = config.clone();
+    config
+        .isolation
+        .entry("good".into())
+        .or_insert(Isolation::InProcess);
     let (registry, _hooks, set, dispatcher) =
-        super::plugin_runtime::load_user_plugins(home, config);
+        super::plugin_runtime::load_user_plugins(home, &config);
     (registry, set, dispatcher)
 }
 
@@ -185,12 +190,13 @@ fn the_plugin_is_disabled_after_max_crashes() {
 }
 
 #[test]
-fn cli_dispatch_survives_a_segfault_and_list_shows_the_process() {
+fn cli_dispatch_survives_a_segfault_by_default_and_list_shows_the_process() {
+    // No configuration and no `isolation` in the manifest: a third-party plugin runs
+    // out of process by default.
     let home = TestHome::new();
     let plugins = home.path().join("plugins");
     add_plugin(&plugins, "good", "fixture_good", "");
     add_plugin(&plugins, "hostile", "fixture_hostile", "");
-    home.write_config("[plugins]\ndefault_isolation = \"process\"\n");
     let message = json!({"role": "assistant", "tool_calls": [
         {"id": "c0", "type": "function",
          "function": {"name": "hostile_segfault", "arguments": "{}"}},

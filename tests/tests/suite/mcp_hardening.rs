@@ -15,14 +15,14 @@ use serde_json::{Value, json};
 use toolhost_tests::{TestHome, stderr, stdout, stdout_json, toolhost_bin};
 
 /// `toolhost mcp serve` on stdio, driven line by line.
-struct RawServe {
+pub(super) struct RawServe {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
 }
 
 impl RawServe {
-    fn start(home: &TestHome, args: &[&str]) -> Self {
+    pub(super) fn start(home: &TestHome, args: &[&str]) -> Self {
         let mut child = home
             .command()
             .args(["mcp", "serve"])
@@ -51,21 +51,21 @@ impl RawServe {
         serve
     }
 
-    fn send(&mut self, line: &str) {
+    pub(super) fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(line.as_bytes()).expect("write");
         stdin.write_all(b"\n").expect("write");
         stdin.flush().expect("flush");
     }
 
-    fn answer(&mut self) -> Value {
+    pub(super) fn answer(&mut self) -> Value {
         let mut line = String::new();
         self.stdout.read_line(&mut line).expect("read");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
     }
 
     /// Close stdin and wait; the process's stderr.
-    fn finish(mut self) -> String {
+    pub(super) fn finish(mut self) -> String {
         drop(self.stdin.take());
         let mut err = String::new();
         if let Some(mut pipe) = self.child.stderr.take() {

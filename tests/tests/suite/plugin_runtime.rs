@@ -157,12 +157,17 @@ pub(super) fn load_user_plugins(
     (registry, hooks, set, dispatcher)
 }
 
-/// fixture-slow as the only user plugin under `config`: its runtime and a dispatcher.
-/// The temporary home comes along and must outlive them.
+/// fixture-slow as the only user plugin under `config`, in-process (these tests are
+/// about the in-process executor's hung calls): its runtime and a dispatcher. The
+/// temporary home comes along and must outlive them.
 fn load_slow(config: &PluginsSettings) -> (tempfile::TempDir, Arc<PluginRuntime>, Dispatcher) {
     let dir = tempfile::tempdir().unwrap();
     add_plugin(&dir.path().join("plugins"), "slow", "fixture_slow", "");
-    let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), config);
+    let config = PluginsSettings {
+        default_isolation: toolhost::plugins::Isolation::InProcess,
+        ..config.clone()
+    };
+    let (_registry, _hooks, set, dispatcher) = load_user_plugins(dir.path(), &config);
     let runtime = set.get("slow").unwrap().runtime.unwrap();
     (dir, runtime, dispatcher)
 }

@@ -12,6 +12,7 @@ use toolhost::dispatch::Dispatcher;
 use toolhost::plugins::{
     Isolation, PluginKind, PluginSet, PluginSource, PluginStatus, PluginsSettings,
 };
+use tools_core::code_exec::ToolCaller;
 use tools_core::hooks::{ApprovalEvent, TerminalOutput};
 use tools_core::{CallStatus, Hooks, Registry, ToolContext, ToolEntry, ToolHandler};
 
@@ -24,7 +25,7 @@ fn python3() -> PathBuf {
 }
 
 /// Write the directory plugin `name` with `plugin.yaml` and `__init__.py`.
-fn write_plugin(home: &Path, name: &str, init: &str) -> PathBuf {
+pub(super) fn write_plugin(home: &Path, name: &str, init: &str) -> PathBuf {
     let dir = home.join("plugins").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -36,7 +37,7 @@ fn write_plugin(home: &Path, name: &str, init: &str) -> PathBuf {
     dir
 }
 
-fn config_enabling(names: &[&str]) -> PluginsSettings {
+pub(super) fn config_enabling(names: &[&str]) -> PluginsSettings {
     PluginsSettings {
         enabled: names.iter().map(|n| n.to_string()).collect(),
         timeout_secs: 5.0,
@@ -49,9 +50,9 @@ fn config_enabling(names: &[&str]) -> PluginsSettings {
     }
 }
 
-type Loaded = (Arc<Registry>, Arc<Hooks>, PluginSet, Dispatcher);
+pub(super) type Loaded = (Arc<Registry>, Arc<Hooks>, PluginSet, Dispatcher);
 
-fn load(home: &Path, config: &PluginsSettings) -> Loaded {
+pub(super) fn load(home: &Path, config: &PluginsSettings) -> Loaded {
     super::plugin_runtime::load_user_plugins(home, config)
 }
 
@@ -150,7 +151,7 @@ def register(ctx):
 "#;
 
 /// Host tools the plugin's hooks and `dispatch_tool` act on.
-fn add_host_tools(registry: &Registry) {
+pub(super) fn add_host_tools(registry: &Registry) {
     for name in ["host_secret", "host_risky", "host_echo"] {
         let entry = ToolEntry::builder(name, "host")
             .description("host tool")
@@ -163,19 +164,20 @@ fn add_host_tools(registry: &Registry) {
     }
 }
 
-struct Everything {
-    _dir: tempfile::TempDir,
-    log: PathBuf,
-    marker: PathBuf,
-    registry: Arc<Registry>,
-    hooks: Arc<Hooks>,
-    set: PluginSet,
-    dispatcher: Dispatcher,
+pub(super) struct Everything {
+    pub(super) _dir: tempfile::TempDir,
+    pub(super) log: PathBuf,
+    pub(super) marker: PathBuf,
+    pub(super) registry: Arc<Registry>,
+    pub(super) hooks: Arc<Hooks>,
+    pub(super) set: PluginSet,
+    pub(super) dispatcher: Dispatcher,
+    pub(super) _pipeline: Arc<dyn ToolCaller>,
 }
 
 /// The plugin `everything`, loaded, writing its hook log and import marker into this
 /// test's directory.
-fn everything() -> Everything {
+pub(super) fn everything() -> Everything {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("hooks.jsonl");
     let marker = dir.path().join("marker");
@@ -191,9 +193,12 @@ fn everything() -> Everything {
             &format!("{:?}", log.display().to_string()),
         );
     write_plugin(dir.path(), "everything", &init);
-    let (registry, hooks, set, dispatcher) = load(dir.path(), &config_enabling(&["everything"]));
+    let loaded = load(dir.path(), &config_enabling(&["everything"]));
+    let pipeline = super::pyplug_dispatch_pipeline::route(&loaded);
+    let (registry, hooks, set, dispatcher) = loaded;
     add_host_tools(&registry);
     Everything {
+        _pipeline: pipeline,
         _dir: dir,
         log,
         marker,
@@ -432,28 +437,6 @@ fn approval_observers_see_the_request_and_the_answer() {
             json!({"hook": "approval", "command": "rm -rf build", "key": "fs.rm", "choice": null}),
             json!({"hook": "approval", "command": "rm -rf build", "key": "fs.rm", "choice": "once"}),
         ]
-    );
-}
-
-#[test]
-fn dispatch_tool_runs_a_host_tool_and_not_its_own() {
-    let e = everything();
-    let ctx = ToolContext::default();
-    let out = e.dispatcher.call(
-        "py_dispatch",
-        r#"{"tool":"host_echo","args":{"n":1}}"#,
-        &ctx,
-    );
-    assert_eq!(out.status, CallStatus::Ok, "{}", out.text);
-    assert!(out.text.contains(r#""host":"host_echo""#), "{}", out.text);
-    let own = e
-        .dispatcher
-        .call("py_dispatch", r#"{"tool":"py_echo"}"#, &ctx);
-    assert_eq!(own.status, CallStatus::Error, "{}", own.text);
-    assert!(
-        own.text.contains("belongs to the calling plugin"),
-        "{}",
-        own.text
     );
 }
 

@@ -8,13 +8,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost_tests::{ci_services, require, require_service};
-use tools_core::approval::{
-    ApprovalEngine, ApprovalGate, ApprovalSettings, CommandCheck, GateDecision, Surfaces,
-};
+use tools_core::approval::{ApprovalEngine, ApprovalGate, CommandCheck, GateDecision};
 use tools_core::environments::settings::DockerSettings;
 use tools_core::environments::{BackendKind, TerminalSettings};
 use tools_core::settings::CoreSettings;
-use tools_core::{ConfigAllowlist, CoreServices, Home, Hooks, Registry, ToolContext};
+use tools_core::{CoreServices, Home, Hooks, Registry, ToolContext};
 
 /// The real approval engine (manual mode, nobody to ask: flagged commands are denied),
 /// recording every check it is asked for.
@@ -26,16 +24,8 @@ struct RecordingGate {
 impl RecordingGate {
     fn new(home: &Home) -> Self {
         RecordingGate {
-            engine: ApprovalEngine::new(
-                // The tests clean up with `rm -rf` of their own scratch directories.
-                ApprovalSettings {
-                    command_allowlist: vec!["fs.recursive_delete".into()],
-                    ..ApprovalSettings::default()
-                },
-                Arc::new(ConfigAllowlist::new(home.config_file())),
-                Arc::new(Hooks::new()),
-                Surfaces::none(),
-            ),
+            // The tests clean up with `rm -rf` of their own scratch directories.
+            engine: toolhost_tests::recursive_delete_allowlisted(home),
             seen: Mutex::new(Vec::new()),
         }
     }

@@ -13,6 +13,8 @@
 //! whole corpus; divide by 10 000 for µs per command).
 //!
 //! `cargo bench -p toolhost-approval --bench approval`
+// Test code: starts toolhost, fixtures and helper programs directly (exec_policy.rs).
+#![allow(clippy::disallowed_methods)]
 
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! The differential harness (`src/differential_tests.rs`) as a plain bench target: every
-//! adversarial-corpus command in real bash inside bubblewrap, compared with the
+//! adversarial-corpus and category-corpus command in real bash inside bubblewrap, compared with the
 //! detector's verdict; prints the miss and false-positive-candidate counts, the misses,
 //! and how long the run took. Needs `TOOLHOST_TEST_BWRAP` (the bubblewrap binary).
 //!
@@ -7,6 +7,8 @@
 
 // A benchmark harness, like a test: failing loudly on a broken setup is the point.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
+// It runs bash in bubblewrap as ground truth, as the unit tests do (test-only code).
+#![allow(clippy::disallowed_methods)]
 
 use std::time::Instant;
 
@@ -17,6 +19,9 @@ mod detect {
 
 // The harness and its corpus, compiled here as they are in the unit tests (their
 // `#[test]` functions are left out of a non-test build, so some helpers go unused).
+#[allow(dead_code, unused_imports)]
+#[path = "../src/category_corpus_tests.rs"]
+mod category_corpus_tests;
 #[allow(dead_code, unused_imports)]
 #[path = "../src/corpus_tests.rs"]
 mod corpus_tests;

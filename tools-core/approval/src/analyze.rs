@@ -51,6 +51,11 @@ pub(crate) struct Analyzer {
     /// Strict mode's proof: `Some(true)` while every command seen only reads (see
     /// [`super::strict`]); `None` when not asked.
     pub strict: Option<bool>,
+    /// The stdin of the first command of a script fed by an output process substitution
+    /// or a shell's stdin (`feeds`).
+    pub(crate) feed: Option<Source>,
+    /// Loop variables that take every process id in turn (`for p in $(ps -e -o pid=)`).
+    pub pid_vars: Vec<String>,
     /// Whether the fast path handled the top-level text (for tests and benches).
     pub used_fast_path: bool,
     /// Force the full parser (differential tests of the fast path).
@@ -108,6 +113,10 @@ impl Analyzer {
             self.flag_rule(&rules::AMBIGUOUS);
             self.front_end(text);
         }
+        if let Some(escaped) = super::comments::escape_word_hashes(&normalized) {
+            // A `#` inside a word that the parser may read as a comment.
+            self.front_end(&escaped);
+        }
         let out = self.front_end(&normalized);
         self.depth -= 1;
         out
@@ -150,6 +159,8 @@ impl Analyzer {
             self.strict = Some(false);
         }
         let out = self.command_inner(cmd, stdin, place);
+        checks::secrets::redirected(self, &cmd.reads);
+        self.feed_all(&cmd.feeds, &out);
         for target in &cmd.writes {
             let target = self.resolve(target);
             checks::files::write_target(self, &target, "redirection");
@@ -163,7 +174,10 @@ impl Analyzer {
             Some(Input::Text(text)) => Source::Literal(text.to_string()),
             Some(Input::Tainted(source)) => source.clone(),
             Some(Input::File) => Source::Plain,
-            None => stdin.clone(),
+            None => match self.feed.take() {
+                Some(fed) if *stdin == Source::Plain => fed,
+                _ => stdin.clone(),
+            },
         };
         let Some(first) = cmd.args.first() else {
             return Source::Plain;
@@ -540,7 +554,9 @@ impl Analyzer {
             }
             Source::Remote => self.flag_downloaded_run(path),
             Source::Decoded => self.flag_rule(&rules::DECODED_TO_SHELL),
-            Source::Produced | Source::Plain => self.flag_rule(&rules::UNRESOLVED),
+            Source::Produced | Source::Plain | Source::Pids | Source::Found(_) => {
+                self.flag_rule(&rules::UNRESOLVED)
+            }
         }
         true
     }

@@ -143,6 +143,21 @@ const SHIMMED: &[&str] = &[
     "ln",
     "install",
     "truncate",
+    "zpool",
+    "zfs",
+    "lvremove",
+    "vgremove",
+    "pvremove",
+    "lvm",
+    "mdadm",
+    "dmsetup",
+    "runuser",
+    "run0",
+    "loginctl",
+    "journalctl",
+    "ip6tables",
+    "etcdctl",
+    "consul",
 ];
 
 /// The shim: argv and working directory as NUL-separated fields, then an RS field.
@@ -396,9 +411,11 @@ impl std::fmt::Display for Report {
     }
 }
 
-/// Run every corpus command in the sandbox (four at a time) and compare.
+/// Run every corpus command (the adversarial corpus and the category corpora) in the
+/// sandbox (four at a time) and compare.
 pub(super) fn run_corpus(bwrap: &str) -> Report {
-    let corpus = corpus();
+    let mut corpus = corpus();
+    corpus.extend(super::category_corpus_tests::commands());
     let results: Vec<(String, bool, Effect)> = std::thread::scope(|s| {
         let chunks: Vec<_> = corpus
             .chunks(corpus.len().div_ceil(4))

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use super::detect::{command_lines, detect_in_task};
 use super::downloads::TaskDownloads;
-use super::gate::{ApprovalGate, CommandCheck, GateDecision};
+use super::gate::{ActionCheck, ApprovalGate, CommandCheck, GateDecision};
 use super::glob;
 use super::messages;
 use super::rules;
@@ -297,10 +297,12 @@ impl ApprovalEngine {
             .collect();
         if pending.is_empty() || self.allowlisted_text(command) {
             self.policy(check, &display, &verdict, "allowlist");
+            // A remembered approval or an allowlist entry is a rule, not a human's
+            // answer about this command: the kernel floor stays (docs/approvals.md).
             return GateDecision::Approved {
-                human: true,
+                human: false,
                 note: Some(format!(
-                    "Command required approval ({description}) and was approved earlier."
+                    "Command required approval ({description}) and was approved earlier                      (allowlist or a remembered approval); it ran under the kernel floor."
                 )),
             };
         }
@@ -393,5 +395,9 @@ fn download_scope(check: &CommandCheck) -> &str {
 impl ApprovalGate for ApprovalEngine {
     fn check(&self, check: &CommandCheck) -> GateDecision {
         self.decide(check)
+    }
+
+    fn check_action(&self, action: &ActionCheck) -> GateDecision {
+        self.decide_action(action)
     }
 }

@@ -9,10 +9,11 @@
 use std::time::Duration;
 
 use super::ApprovalEngine;
-use crate::gate::{CommandCheck, GateDecision};
+use crate::gate::{ActionCheck, CommandCheck, GateDecision};
 use crate::messages;
 use crate::observer::ApprovalEvent;
 use crate::prompt;
+use crate::redact::redact;
 use crate::settings::NoHumanPolicy;
 use crate::surface::{ApprovalRequest, Choice};
 use crate::verdict::Verdict;
@@ -76,6 +77,23 @@ impl ApprovalEngine {
             },
             other => self.apply(check, &keys, &description, other),
         }
+    }
+
+    /// An action that only a human may approve (a guarded write, a script cron job):
+    /// asked like a command that edits toolhost's configuration, with the action shown
+    /// in place of the command.
+    pub(super) fn decide_action(&self, action: &ActionCheck) -> GateDecision {
+        let check = CommandCheck {
+            command: action.action.clone(),
+            session_key: action.session_key.clone(),
+            task_id: action.task_id.clone(),
+            tool_call_id: action.tool_call_id.clone(),
+            env_type: "local".to_string(),
+            host_access: true,
+        };
+        let display = redact(&action.action).into_owned();
+        let verdict = Verdict::from_findings(vec![action.finding]);
+        self.ask_human_only(&check, &display, &verdict, false)
     }
 
     /// Ask the callback or the terminal; `None` when nobody can be asked.

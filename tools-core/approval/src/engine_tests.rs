@@ -652,3 +652,6 @@ fn without_the_smart_feature_smart_mode_asks_a_human() {
     assert!(!approved(&engine.check(&check("rm -rf node_modules"))));
     assert!(model.requests.lock().unwrap().is_empty());
 }
+
+#[path = "floor_lift_tests.rs"]
+mod floor_lift;

@@ -64,6 +64,12 @@ pub(crate) fn carries_code(name: &str) -> bool {
 
 /// Judge `name=value`.
 pub(crate) fn assignment(az: &mut Analyzer, name: &str, value: &Arg<'_>) {
+    if (name == "HISTFILE" && matches!(value.as_str(), "" | "/dev/null"))
+        || (matches!(name, "HISTSIZE" | "HISTFILESIZE") && value.as_str() == "0")
+    {
+        // History switched off: covering tracks.
+        az.flag_rule(&rules::LOG_WIPE);
+    }
     if !carries_code(name) {
         return;
     }

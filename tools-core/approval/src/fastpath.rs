@@ -315,6 +315,7 @@ fn redirect<'a>(bytes: &[u8], text: &'a str, mut i: usize, cmd: &mut Cmd<'a>) ->
     if write {
         cmd.writes.push(Arg::literal(target));
     } else {
+        cmd.reads.push(Arg::literal(target));
         cmd.input = Some(Input::File);
     }
     Some(next)

@@ -56,17 +56,23 @@
 //! possible (repairs, line by line, and a crude operator split whose words go through the
 //! same rules), so `rm -rf / ; echo "` still hits the floor. Nesting deeper than 8 levels is
 //! reported `parse.too_deep`. A parser panic is caught and treated as unparseable.
+// Tests start helper programs (bash, python3, pgrep) directly; the non-test build of
+// this crate is where `clippy.toml`'s spawn rule applies (exec_policy.rs).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 mod analyze;
 mod ansi_c;
 pub mod bridge;
 mod checks;
+mod comments;
 mod detect;
 mod downloads;
 mod engine;
 mod env_vars;
 mod expand;
 mod fastpath;
+mod feeds;
+mod fixed_answer;
 mod gate;
 pub mod glob;
 pub mod messages;
@@ -90,6 +96,10 @@ mod prompt {
         None
     }
 }
+#[cfg(test)]
+mod action_tests;
+#[cfg(test)]
+mod category_corpus_tests;
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
@@ -124,7 +134,8 @@ mod wrappers;
 pub use detect::{MAX_COMMAND_BYTES, detect, detect_full_parser, detect_in_task};
 pub use downloads::Downloads;
 pub use engine::{ALLOWLIST_KEYS, ApprovalEngine};
-pub use gate::{AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
+pub use fixed_answer::FixedAnswer;
+pub use gate::{ActionCheck, AllowAllGate, ApprovalGate, CommandCheck, GateDecision};
 pub use observer::{ApprovalEvent, ApprovalObserver, NoObserver};
 pub use prompt::{ask as ask_on_terminal, terminal_available};
 pub use settings::{ApprovalMode, ApprovalSettings, NoHumanPolicy, SmartSettings};

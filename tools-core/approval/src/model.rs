@@ -19,6 +19,13 @@ pub(crate) enum Source {
     /// The output of a program whose output the analyser cannot know (`make_script`,
     /// `git show HEAD:x`, `sed ... f`): harmless as data, unresolved as code.
     Produced,
+    /// The id of every process on the machine (`ps -e -o pid=`, `pgrep .`, `ls /proc`),
+    /// unfiltered: signalling these is killing everything (`checks::pids`).
+    Pids,
+    /// The paths `find START` prints, START (kept here) being the root, a system
+    /// directory or a home: a command run on each of them (`| xargs truncate -s0`) is
+    /// judged on START (`checks::find`).
+    Found(String),
 }
 
 impl Source {
@@ -76,6 +83,11 @@ pub(crate) struct Cmd<'a> {
     pub writes: Vec<Arg<'a>>,
     /// The last stdin redirection.
     pub input: Option<Input<'a>>,
+    /// Files read by `< file` redirections.
+    pub reads: Vec<Arg<'a>>,
+    /// Output process substitutions (`> >(sh)`, `tee >(bash)`): shell text that reads
+    /// what the command prints, analysed after it with that output as its stdin.
+    pub feeds: Vec<String>,
 }
 
 /// How a command is placed, for structural rules (fork bombs).

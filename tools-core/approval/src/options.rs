@@ -48,13 +48,18 @@ pub(crate) fn parse<'s>(args: &'s [Arg<'_>], spec: &OptSpec) -> Vec<Item<'s>> {
         }
         if let Some(long) = word.strip_prefix("--") {
             match long.split_once('=') {
-                Some((name, value)) => out.push(Item::Long(name, Some(value))),
-                None if spec.long_with_value.contains(&long) => {
-                    let value = args.get(i + 1).map(|a| a.as_str());
-                    out.push(Item::Long(long, value));
-                    i += 1;
-                }
-                None => out.push(Item::Long(long, None)),
+                Some((name, value)) => out.push(Item::Long(
+                    canonical(name, spec).unwrap_or(name),
+                    Some(value),
+                )),
+                None => match canonical(long, spec) {
+                    Some(name) => {
+                        let value = args.get(i + 1).map(|a| a.as_str());
+                        out.push(Item::Long(name, value));
+                        i += 1;
+                    }
+                    None => out.push(Item::Long(long, None)),
+                },
             }
             i += 1;
             continue;
@@ -79,6 +84,23 @@ pub(crate) fn parse<'s>(args: &'s [Arg<'_>], spec: &OptSpec) -> Vec<Item<'s>> {
     out
 }
 
+/// The long option that takes a value which `name` spells: itself, or (GNU getopt) an
+/// unambiguous abbreviation of one (`--sess` for `--session-command`, `--spl` for
+/// `--split-string`).
+fn canonical<'n>(name: &'n str, spec: &OptSpec) -> Option<&'n str> {
+    if name.is_empty() {
+        return None;
+    }
+    if spec.long_with_value.contains(&name) {
+        return Some(name);
+    }
+    let mut matches = spec.long_with_value.iter().filter(|l| l.starts_with(name));
+    match (matches.next(), matches.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    }
+}
+
 /// Index (into `args`) of the first operand, if any.
 pub(crate) fn first_operand(items: &[Item<'_>]) -> Option<usize> {
     items.iter().find_map(|item| match item {
@@ -91,7 +113,9 @@ pub(crate) fn first_operand(items: &[Item<'_>]) -> Option<usize> {
 pub(crate) fn has(items: &[Item<'_>], c: char, long: &str) -> bool {
     items.iter().any(|item| match item {
         Item::Short(s, _) => *s == c,
-        Item::Long(l, _) => !long.is_empty() && *l == long,
+        // GNU getopt takes any unambiguous abbreviation (`--rec` for `--recursive`);
+        // an ambiguous one is an error, so reading every prefix as the option is safe.
+        Item::Long(l, _) => !long.is_empty() && !l.is_empty() && long.starts_with(l),
         Item::Operand(_) => false,
     })
 }
@@ -133,6 +157,29 @@ mod tests {
             ]
         );
         assert_eq!(first_operand(&items), Some(5));
+    }
+
+    #[test]
+    fn long_options_may_be_abbreviated() {
+        let spec = OptSpec {
+            short_with_value: "c",
+            long_with_value: &["command", "session-command", "shell"],
+            stop_at_operand: false,
+        };
+        let a = args(&["--sess", "rm -rf /", "--comm=x", "--s", "y", "--rec"]);
+        let items = parse(&a, &spec);
+        assert_eq!(
+            items,
+            vec![
+                Item::Long("session-command", Some("rm -rf /")),
+                Item::Long("command", Some("x")),
+                Item::Long("s", None),
+                Item::Operand(4),
+                Item::Long("rec", None),
+            ]
+        );
+        assert!(has(&items, 'r', "recursive"));
+        assert!(!has(&items, 'f', "force"));
     }
 
     #[test]

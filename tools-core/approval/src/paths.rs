@@ -301,9 +301,32 @@ pub(crate) fn classify(path: &str, dynamic: bool) -> PathClass {
 }
 
 /// Paths under a home directory (`parts` relative to it).
+/// Shell and tool histories in a home: wiping them covers tracks like wiping logs.
+const HISTORY_FILES: &[&str] = &[
+    ".bash_history",
+    ".zsh_history",
+    ".history",
+    ".sh_history",
+    ".python_history",
+    ".mysql_history",
+    ".psql_history",
+    ".node_repl_history",
+    ".lesshst",
+    ".viminfo",
+    ".zhistory",
+];
+
 fn classify_home(parts: &[&str]) -> PathClass {
     match parts {
         [] | ["*"] => PathClass::Home,
+        [name]
+            if HISTORY_FILES.contains(name)
+                || (has_glob(name)
+                    && HISTORY_FILES.iter().any(|h| super::glob::matches(name, h))) =>
+        {
+            PathClass::Log
+        }
+        [".local", "share", "fish", "fish_history"] => PathClass::Log,
         [".ssh", ..] | [".gnupg", ..] => PathClass::Sensitive,
         [store, ..] if CREDENTIAL_DIRS.contains(store) => PathClass::Sensitive,
         [".config", store, ..] if CONFIG_CREDENTIAL_DIRS.contains(store) => PathClass::Sensitive,
@@ -415,7 +438,44 @@ pub(crate) fn unknowns_empty(path: &str) -> Option<String> {
 }
 
 /// True for files whose content is a secret (private keys, credential stores).
+/// The kernel's power-state switches (`/sys/power/state`, `/sys/power/disk`): writing one
+/// suspends or hibernates the machine.
+pub(crate) fn is_power_control(path: &str) -> bool {
+    let (_, _, parts) = components(path);
+    parts.len() == 3 && parts[0] == "sys" && parts[1] == "power" && parts[2] != "wakeup_count"
+}
+
+/// A cheap first test (this runs on every argument of every command): every credential
+/// path has one of these dot-names in it or lies under `etc/` (`shadow`, `sudoers`,
+/// `ssl/private`).
+pub(crate) fn may_name_secret(path: &str) -> bool {
+    const DOT_NAMES: &[&str] = &[
+        ".ssh",
+        ".aws",
+        ".kube",
+        ".docker",
+        ".azure",
+        ".gnupg",
+        ".password-store",
+        ".vault-token",
+        ".config",
+        ".netrc",
+        ".pgpass",
+        ".git-credentials",
+        ".pypirc",
+        ".local",
+        ".mozilla",
+    ];
+    path.contains("etc/")
+        || path
+            .match_indices('.')
+            .any(|(i, _)| DOT_NAMES.iter().any(|n| path[i..].starts_with(n)))
+}
+
 pub(crate) fn is_secret_file(path: &str) -> bool {
+    if !may_name_secret(path) {
+        return false;
+    }
     if let Some(expanded) = user_home(path) {
         return is_secret_file(&expanded);
     }
@@ -455,7 +515,18 @@ pub(crate) fn is_secret_file(path: &str) -> bool {
         || (parent == ".kube" && base == "config")
         || (parent == ".gnupg")
         || (parent == "etc" && n == 2 && matches!(base, "shadow" | "gshadow" | "sudoers"))
-        || matches!(base, ".netrc" | ".pgpass" | ".git-credentials")
+        || matches!(
+            base,
+            ".netrc" | ".pgpass" | ".git-credentials" | ".vault-token" | ".pypirc"
+        )
+        || parent == "keyrings"
+        || matches!(base, "Login Data" | "logins.json" | "key4.db" | "key3.db")
+        || (parent == ".ssh"
+            && has_glob(base)
+            && ["id_rsa", "id_ed25519", "id_ecdsa"]
+                .iter()
+                .any(|k| super::glob::matches(base, k)))
+        || (parent == "private" && n >= 3 && parts[n - 3] == "ssl")
 }
 
 #[cfg(test)]

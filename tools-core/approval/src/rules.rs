@@ -41,6 +41,11 @@ rules! {
     SHUTDOWN = "hardline.shutdown", true, "system shutdown/reboot";
     SYSRQ = "hardline.sysrq", true, "write to /proc/sysrq-trigger (instant reboot or crash)";
     TOO_LARGE = "hardline.too_large", true, "command too large to analyse";
+    POWER_STATE = "hardline.power_state", true, "suspend, hibernate, rescue or emergency mode (takes the machine away)";
+    FIREWALL_LOCKOUT = "hardline.firewall_lockout", true, "default-drop firewall policy on input or output (cuts the machine off)";
+    STORAGE_DESTROY = "hardline.storage_destroy", true, "storage pool, dataset, volume group or logical volume destroyed";
+    ENGINE_RESET = "hardline.container_reset", true, "container engine reset (every container, image and volume)";
+    MASS_OVERWRITE = "hardline.mass_overwrite", true, "every file under root, a home or a system directory emptied or overwritten";
 
     // --- files and devices ----------------------------------------------------------
     RM_RECURSIVE = "fs.recursive_delete", false, "recursive delete";
@@ -127,6 +132,7 @@ rules! {
     MONGO_DROP = "db.mongo_drop", false, "MongoDB drop or delete-all";
     DB_ADMIN_DROP = "db.drop_database", false, "database dropped through its admin client (dropdb, mysqladmin drop)";
     REDIS_DELETE = "db.redis_delete", false, "Redis keys deleted (DEL/UNLINK)";
+    KV_DELETE = "db.kv_delete", false, "key-value store keys deleted by prefix or range (etcdctl del --prefix, consul kv delete -recurse)";
 
     // --- analysis limits (fail closed) -----------------------------------------------------
     UNPARSEABLE = "parse.unparseable", false, "command could not be parsed (unbalanced quotes or invalid syntax)";

@@ -89,13 +89,16 @@ fn command(az: &mut Analyzer, command: &ast::Command, stdin: &Source, place: Pla
             for target in &cmd.writes {
                 super::checks::files::write_target(az, target, "redirection");
             }
+            super::checks::secrets::redirected(az, &cmd.reads);
             let stdin = match &cmd.input {
                 Some(Input::Text(t)) => Source::Literal(t.to_string()),
                 Some(Input::Tainted(s)) => s.clone(),
                 Some(Input::File) => Source::Plain,
                 None => stdin.clone(),
             };
-            compound_command(az, compound, &stdin, place)
+            let out = compound_command(az, compound, &stdin, place);
+            az.feed_all(&cmd.feeds, &out);
+            out
         }
         ast::Command::Function(def) => {
             let name = def.fname.value.clone();
@@ -157,7 +160,15 @@ fn compound_command(
             let literal = values.iter().all(|v| !v.dynamic) && !values.is_empty();
             if !literal {
                 az.forget_var(&f.variable_name);
-                return compound_list(az, &f.body.list, stdin);
+                let pids = values.iter().any(super::checks::pids::lists_all);
+                if pids {
+                    az.pid_vars.push(f.variable_name.clone());
+                }
+                let out = compound_list(az, &f.body.list, stdin);
+                if pids {
+                    az.pid_vars.pop();
+                }
+                return out;
             }
             let mut out = Source::Plain;
             for v in values.iter().take(16) {
@@ -313,7 +324,15 @@ fn prefix_or_suffix(
                 }
             }
         }
-        I::ProcessSubstitution(_, sub) => {
+        I::ProcessSubstitution(ast::ProcessSubstitutionKind::Write, sub) => {
+            cmd.feeds.push(sub.list.to_string());
+            cmd.args.push(Arg {
+                text: Cow::Borrowed("/dev/fd/63"),
+                dynamic: true,
+                taint: None,
+            });
+        }
+        I::ProcessSubstitution(ast::ProcessSubstitutionKind::Read, sub) => {
             let source = compound_list(az, &sub.list, &Source::Plain);
             cmd.args.push(Arg {
                 text: Cow::Borrowed("/dev/fd/63"),
@@ -330,18 +349,30 @@ fn redirect(az: &mut Analyzer, r: &ast::IoRedirect, cmd: &mut Cmd<'static>) {
     match r {
         ast::IoRedirect::File(_, kind, target) => match (kind, target) {
             (K::Read, T::Filename(w)) => {
-                words(az, w);
+                cmd.reads.extend(words(az, w));
                 cmd.input = Some(Input::File);
+            }
+            (_, T::ProcessSubstitution(ast::ProcessSubstitutionKind::Write, sub))
+                if !matches!(kind, K::Read | K::DuplicateInput) =>
+            {
+                cmd.feeds.push(sub.list.to_string());
             }
             (_, T::ProcessSubstitution(_, sub)) => {
                 let source = compound_list(az, &sub.list, &Source::Plain);
-                if matches!(kind, K::Read) {
-                    cmd.input = Some(match source.taint() {
-                        Some(taint) => Input::Tainted(taint),
-                        None => Input::File,
+                if matches!(kind, K::Read | K::DuplicateInput) {
+                    cmd.input = Some(match source {
+                        Source::Literal(text) => Input::Text(Cow::Owned(text)),
+                        Source::Plain => Input::File,
+                        other => Input::Tainted(other),
                     });
                 }
             }
+            (K::DuplicateInput, T::Filename(w) | T::Duplicate(w)) => {
+                // `sh <&3`: whatever file descriptor 3 reads is unknown here.
+                words(az, w);
+                cmd.input = Some(Input::File);
+            }
+            (K::DuplicateInput, T::Fd(_)) => cmd.input = Some(Input::File),
             (K::Write | K::Append | K::Clobber | K::ReadAndWrite, T::Filename(w))
             | (K::DuplicateOutput, T::Filename(w) | T::Duplicate(w)) => {
                 for arg in words(az, w) {
@@ -352,7 +383,7 @@ fn redirect(az: &mut Analyzer, r: &ast::IoRedirect, cmd: &mut Cmd<'static>) {
                     }
                 }
             }
-            (_, T::Filename(w) | T::Duplicate(w)) => {
+            (_, T::Duplicate(w)) => {
                 words(az, w);
             }
             (_, T::Fd(_)) => {}

@@ -70,8 +70,9 @@ fn table(name: &str) -> Option<Wrapper> {
             ..w("uCPS", &["unset", "chdir", "split-string"], 0)
         },
         "nice" => w("n", &["adjustment"], 0),
-        "nohup" | "setsid" | "builtin" | "unbuffer" | "caffeinate" | "torsocks" | "tini"
-        | "dumb-init" | "catchsegv" | "firejail" | "proxychains" | "proxychains4" => w("f", &[], 0),
+        "setsid" => w("", &[], 0),
+        "nohup" | "builtin" | "unbuffer" | "caffeinate" | "torsocks" | "tini" | "dumb-init"
+        | "catchsegv" | "firejail" | "proxychains" | "proxychains4" => w("f", &[], 0),
         "stdbuf" => w("ioe", &["input", "output", "error"], 0),
         "ionice" => w("cnt", &["class", "classdata"], 0),
         "chrt" => w("T", &["sched-runtime", "sched-deadline", "sched-period"], 1),
@@ -204,6 +205,15 @@ pub(crate) fn unwrap(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap 
         return Unwrap::Done;
     };
     first += wrapper.skip;
+    if name == "env" && rest.get(first).is_some_and(|a| a.as_str() == "-") {
+        // `env - CMD`: the old spelling of `env -i`.
+        first += 1;
+    }
+    if matches!(name, "sudo" | "doas") && first < rest.len() && opens_shell(name, args) {
+        // `sudo -s CMD...`, `sudo -i CMD...`: the words are joined and run by the shell.
+        az.script(&join(&rest[first..]));
+        return Unwrap::Done;
+    }
     if wrapper.assignments {
         while let Some(a) = rest.get(first).filter(|a| is_assignment(a.as_str())) {
             if let Some((var, value)) = a.as_str().split_once('=') {
@@ -224,6 +234,26 @@ pub(crate) fn unwrap(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap 
         az.flag(Finding::new(&rules::XARGS_RM));
     }
     Unwrap::Inner(first + 1)
+}
+
+/// A privilege wrapper that starts a shell with no command given (`su`, `su - root`,
+/// `runuser -l u`, `sudo -s`, `sudo -i`, `doas -s`): the shell reads stdin.
+pub(crate) fn opens_shell(name: &str, args: &[Arg<'_>]) -> bool {
+    let words = || args[1..].iter().map(|a| a.as_str());
+    match name {
+        "su" | "runuser" => !words().any(|w| {
+            w == "-c"
+                || (w.starts_with('-') && !w.starts_with("--") && w.ends_with('c'))
+                || w.starts_with("--com")
+                || w.starts_with("--se")
+                || matches!(w, "--help" | "--version")
+        }),
+        "sudo" | "doas" => words().any(|w| {
+            (w.starts_with('-') && !w.starts_with("--") && w.contains(['s', 'i']))
+                || matches!(w, "--shell" | "--login")
+        }),
+        _ => false,
+    }
 }
 
 fn sudo_flags(az: &mut Analyzer, items: &[Item<'_>], rest: &[Arg<'_>]) {
@@ -254,6 +284,7 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
             short_with_value: "cgGsuw",
             long_with_value: &[
                 "command",
+                "session-command",
                 "group",
                 "supp-group",
                 "shell",
@@ -288,9 +319,22 @@ fn payload_wrapper(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) -> Unwrap {
         },
     };
     let items = options::parse(rest, &spec);
+    if items
+        .iter()
+        .any(|item| matches!(item, Item::Long("help" | "version", None)))
+    {
+        return Unwrap::Done;
+    }
     let payload = items.iter().find_map(|item| match item {
-        Item::Short('c', v) | Item::Long("command", v) => *v,
+        Item::Short('c', v) | Item::Long("command" | "session-command", v) => *v,
         _ => None,
+    });
+    // `su -- root -c CMD`: words after the user go to the login shell, which runs `-c`.
+    let payload = payload.or_else(|| {
+        let ops: Vec<usize> = options::operands(&items).collect();
+        ops.windows(2)
+            .find(|w| rest[w[0]].as_str() == "-c" && matches!(name, "su" | "runuser"))
+            .map(|w| rest[w[1]].as_str())
     });
     if let Some(payload) = payload {
         az.script(payload);

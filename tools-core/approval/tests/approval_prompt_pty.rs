@@ -2,6 +2,8 @@
 //! binary re-runs itself (test `prompt_child`) inside a PTY whose slave is the child's
 //! controlling terminal, types keys into the master and reads what the child decided.
 #![cfg(unix)]
+// Test code: starts toolhost, fixtures and helper programs directly (exec_policy.rs).
+#![allow(clippy::disallowed_methods)]
 // Test helpers outside #[test] functions: failing loudly is their job.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

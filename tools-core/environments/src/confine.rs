@@ -1,26 +1,41 @@
-//! The kernel floor of the local backend: a confinement applied in the child process
-//! between `fork` and `exec`, so it holds even when the approval analyser is fooled.
+//! The kernel floor: a confinement applied in the child process between `fork` and
+//! `exec`, so it holds even when the approval analyser is fooled or a rule approved the
+//! command. Every spawn of model-influenced code gets it through the one execution
+//! policy ([`super::exec_policy`]); what it guarantees per backend and code path is in
+//! docs/terminal.md ("The kernel floor").
 //!
 //! - **Landlock** (Linux ≥ 5.13): every write-like file-system right is handled, and
-//!   granted only beneath the writable roots — the working directory, `/tmp`, `/var/tmp`,
-//!   `/dev/shm`, the entries of the user's home directory except toolhost's own home
-//!   (its `config.toml`, `plugins/` and `state/` stay read-only; `results/` stays
-//!   writable), and configured extra paths — plus the harmless character devices
-//!   (`/dev/null`, `/dev/tty`, `/dev/pts`, ...). System directories, block devices and
-//!   `/proc/sysrq-trigger` are therefore read-only. Landlock only ever allows, so the
-//!   read-only parts of the home are carved out by granting its other entries one by
-//!   one: a file created directly in `$HOME` after the environment started is read-only
-//!   to confined commands.
-//! - **seccomp**: `reboot`, `kexec_load`, `kexec_file_load`, module loading and unloading,
-//!   `swapon`/`swapoff`, `mount`/`umount2`/`pivot_root`, and `kill`/`tgkill` with pid −1
-//!   fail with `EPERM`.
+//!   granted only beneath the writable roots — the working directory, `/tmp`,
+//!   `/var/tmp`, `/dev/shm`, `~/.cache`, toolhost's `results/` and configured extra
+//!   paths (codex's "workspace-write") — plus the harmless character devices
+//!   (`/dev/null`, `/dev/tty`, `/dev/pts`, ...). The rest of the home, system
+//!   directories, block devices and `/proc/sysrq-trigger` are read-only. Even when the
+//!   working directory is the home, its dotfiles (`~/.ssh`, `~/.bashrc`, `~/.profile`,
+//!   credentials, `~/.config`, ... — every entry starting with `.` except `~/.cache`)
+//!   and toolhost's home (config, `.env`, plugins, skills, scripts, cron jobs, state;
+//!   all but `results/`) stay read-only. Landlock only
+//!   ever allows, so protected paths are carved out by granting their siblings one by
+//!   one: a new file directly in a directory holding a protected path is refused.
+//!   Paths are compared canonically, so a symlinked home protects its real location.
+//! - **Landlock signal scope** (Linux ≥ 6.12): signals only reach processes of the
+//!   command's own tree (its Landlock domain): no other process of the user, not
+//!   toolhost, not PID 1.
+//! - **seccomp**: `reboot`, `kexec_load`, `kexec_file_load`, module loading and
+//!   unloading, `swapon`/`swapoff`, `mount`/`umount2`/`pivot_root`; `kill`, `tgkill`,
+//!   `rt_sigqueueinfo` and `rt_tgsigqueueinfo` aimed at PID 1 or at every process (−1),
+//!   and `pidfd_open(1)`, fail with `EPERM` (the part of the signal rule that holds on
+//!   kernels without the signal scope).
+//! - **process cap**: `RLIMIT_NPROC` is set to the user's process count when the floor
+//!   was prepared plus [`PROCESS_CAP`] (the kernel exempts root from it; there the
+//!   per-command cgroup's `pids.max` caps, where toolhost's cgroup v2 is writable —
+//!   `containment.rs`).
 //!
 //! Both need `no_new_privs`, so set-uid programs (`sudo`) do not gain privileges inside
 //! a confined command. The ruleset and the BPF program are built once, in the parent;
-//! the child only makes three system calls (async-signal-safe, no allocation). Where the
-//! kernel lacks Landlock or seccomp the host says so once and relies on the analyser.
-//! `terminal.local.confine` selects the mode (see [`ConfineMode`]); commands with a
-//! pseudo-terminal are confined the same way.
+//! the child only makes a few system calls (async-signal-safe, no allocation). Where
+//! the kernel lacks Landlock or seccomp the host says so once and relies on the
+//! analyser. `terminal.local.confine` selects the mode (see [`ConfineMode`]); commands
+//! with a pseudo-terminal are confined the same way.
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -30,7 +45,7 @@ use std::sync::{Arc, Once};
 
 use landlock::{
     ABI, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr,
+    RulesetCreatedAttr, Scope,
 };
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -64,9 +79,10 @@ pub struct WritableRoots {
 
 impl WritableRoots {
     /// The roots of `mode` for a backend working in `workdir`: the working directory,
-    /// `/tmp`, `/var/tmp`, `/dev/shm`, `extra`, and (floor mode) `home`; toolhost's
-    /// `config.toml`, `plugins/` and `state/` under `toolhost_home` protected. Paths are
-    /// compared canonically (a symlinked home protects its real location).
+    /// `/tmp`, `/var/tmp`, `/dev/shm`, `extra`, toolhost's `results/` and (floor and
+    /// verdict modes) `~/.cache`. Protected: everything else under `toolhost_home`, and
+    /// the home's dotfiles ([`home_dotfiles`]).
+    /// Paths are compared canonically (a symlinked home protects its real location).
     pub fn for_mode(
         mode: ConfineMode,
         workdir: &Path,
@@ -79,22 +95,90 @@ impl WritableRoots {
             PathBuf::from("/tmp"),
             PathBuf::from("/var/tmp"),
             PathBuf::from("/dev/shm"),
+            toolhost_home.join("results"),
         ];
         roots.extend(extra.iter().cloned());
         if matches!(mode, ConfineMode::Floor | ConfineMode::Verdict)
             && let Some(home) = home
         {
-            roots.push(home.to_path_buf());
+            roots.push(home.join(".cache"));
         }
-        let protected = ["config.toml", "plugins", "state"]
-            .iter()
-            .map(|p| toolhost_home.join(p))
-            .collect();
+        // All of toolhost's home (config, .env, plugins, skills, scripts, cron jobs,
+        // state) but `results/`, a root of its own.
+        let mut protected = vec![toolhost_home.to_path_buf()];
+        if let Some(home) = home {
+            protected.extend(home_dotfiles(home));
+        }
         WritableRoots {
             roots: roots.iter().map(|p| canonical(p)).collect(),
             protected: protected_paths(protected),
         }
     }
+}
+
+/// Dotfiles that are always protected, whether they exist yet or not (planting
+/// `~/.ssh/authorized_keys` or a `~/.bashrc` must fail even where none was there).
+const DOTFILES: &[&str] = &[
+    ".ssh",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".config",
+    ".local",
+    ".gnupg",
+    ".aws",
+    ".netrc",
+    ".gitconfig",
+    ".docker",
+    ".kube",
+    ".cargo",
+    ".pgpass",
+];
+
+/// The home's protected entries: [`DOTFILES`] and every other entry whose name starts
+/// with `.`, except `.cache` (build and package caches stay writable).
+pub fn home_dotfiles(home: &Path) -> Vec<PathBuf> {
+    let home = canonical(home);
+    let mut out: Vec<PathBuf> = DOTFILES.iter().map(|d| home.join(d)).collect();
+    if let Ok(entries) = std::fs::read_dir(&home) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let dotted = name.to_str().is_some_and(|n| n.starts_with('.'));
+            let path = home.join(&name);
+            if dotted && name != ".cache" && !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+pub use super::PROCESS_CAP;
+
+/// The processes of the calling user now (from `/proc`), for the `RLIMIT_NPROC` cap.
+#[allow(unsafe_code)]
+fn user_process_count() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let count = dir
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+        .count();
+    u64::try_from(count).unwrap_or(u64::MAX)
 }
 
 fn canonical(path: &Path) -> PathBuf {
@@ -133,6 +217,8 @@ pub struct Confinement {
     /// Set `no_new_privs` first (needed without `CAP_SYS_ADMIN`; it stops set-uid
     /// programs such as `sudo` from gaining privileges).
     no_new_privs: bool,
+    /// `RLIMIT_NPROC` for the child (`None`: left as it is).
+    nproc: Option<libc::rlimit>,
 }
 
 static UNCONFINED_APPROVED: Once = Once::new();
@@ -159,10 +245,15 @@ impl Confinement {
                 );
             });
         }
+        let cap = user_process_count().saturating_add(PROCESS_CAP);
         Ok(Confinement {
             landlock,
             seccomp,
             no_new_privs: true,
+            nproc: Some(libc::rlimit {
+                rlim_cur: cap,
+                rlim_max: cap,
+            }),
         })
     }
 
@@ -207,6 +298,7 @@ impl Confinement {
         };
         let mut confinement = Confinement::prepare(&writable)?;
         confinement.no_new_privs = false;
+        confinement.nproc = None;
         Ok(Some(confinement))
     }
 
@@ -222,6 +314,12 @@ impl Confinement {
         // SAFETY: prctl with integer arguments; no memory is passed.
         if self.no_new_privs && unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             return Err(std::io::Error::last_os_error());
+        }
+        if let Some(limit) = &self.nproc {
+            // SAFETY: setrlimit reads the struct owned by `self`, alive for the call.
+            if unsafe { libc::setrlimit(libc::RLIMIT_NPROC, limit) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
         }
         if let Some(fd) = &self.landlock {
             // SAFETY: landlock_restrict_self takes a ruleset fd (owned by `self`, alive
@@ -322,6 +420,7 @@ fn landlock_ruleset(writable: &WritableRoots) -> Result<Option<OwnedFd>, Confine
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(write)?
+        .scope(Scope::Signal)?
         .create()?;
     let mut rules: Vec<PathBuf> = Vec::new();
     for root in &writable.roots {
@@ -387,12 +486,21 @@ fn seccomp_filter() -> Result<BpfProgram, ConfineError> {
     ] {
         rules.insert(nr, Vec::new());
     }
-    // kill(-1, sig) and tgkill(-1, ...): every process.
+    // Signals to every process (-1) or to PID 1; a pidfd for PID 1.
     let all = u64::from(u32::MAX);
-    for nr in [libc::SYS_kill, libc::SYS_tgkill] {
-        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, all)?;
-        rules.insert(nr, vec![SeccompRule::new(vec![cond])?]);
+    let target = |arg: u8, value: u64| -> Result<SeccompRule, ConfineError> {
+        let cond = SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)?;
+        Ok(SeccompRule::new(vec![cond])?)
+    };
+    for nr in [
+        libc::SYS_kill,
+        libc::SYS_tgkill,
+        libc::SYS_rt_sigqueueinfo,
+        libc::SYS_rt_tgsigqueueinfo,
+    ] {
+        rules.insert(nr, vec![target(0, all)?, target(0, 1)?]);
     }
+    rules.insert(libc::SYS_pidfd_open, vec![target(0, 1)?]);
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -403,179 +511,5 @@ fn seccomp_filter() -> Result<BpfProgram, ConfineError> {
 }
 
 #[cfg(test)]
-mod tests {
-    //! Real bash through the confinement. Harmless even if confinement silently failed:
-    //! the canary is written in a temporary directory, `kill -0 -1` sends no signal, and
-    //! `reboot` is called with an invalid magic number.
-    use super::*;
-    use std::process::Command;
-
-    fn confined_bash(script: &str, writable: &WritableRoots) -> std::process::Output {
-        let confinement = Arc::new(Confinement::prepare(writable).unwrap());
-        let mut cmd = Command::new("bash");
-        cmd.arg("-c").arg(script);
-        attach(&mut cmd, Some(confinement));
-        cmd.output().unwrap()
-    }
-
-    #[allow(unsafe_code)]
-    fn landlock_available() -> bool {
-        // SAFETY: the version query passes no memory (null attr, size 0).
-        let abi = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<u8>(),
-                0usize,
-                1u32,
-            )
-        };
-        abi >= 1
-    }
-
-    #[test]
-    fn writes_outside_the_writable_roots_fail_and_inside_succeed() {
-        if !landlock_available() {
-            eprintln!("kernel without Landlock: nothing to test");
-            return;
-        }
-        let work = tempfile::tempdir().unwrap();
-        let protected = tempfile::tempdir().unwrap();
-        let canary = protected.path().join("canary");
-        let ok = work.path().join("ok");
-        let writable = WritableRoots {
-            roots: vec![work.path().to_path_buf()],
-            protected: Vec::new(),
-        };
-        let out = confined_bash(
-            &format!(
-                "echo x > '{}'; echo $? ; echo y > '{}' && echo wrote; echo z > /dev/null && echo devnull",
-                canary.display(),
-                ok.display()
-            ),
-            &writable,
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(!canary.exists(), "canary written: {stdout}");
-        assert!(
-            ok.exists(),
-            "{stdout} {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            stdout.contains("wrote") && stdout.contains("devnull"),
-            "{stdout}"
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
-            "{out:?}"
-        );
-    }
-
-    #[test]
-    fn home_is_writable_except_the_protected_entries() {
-        if !landlock_available() {
-            eprintln!("kernel without Landlock: nothing to test");
-            return;
-        }
-        let home = tempfile::tempdir().unwrap();
-        let config = home.path().join(".config");
-        let toolhost = config.join("toolhost");
-        std::fs::create_dir_all(&toolhost).unwrap();
-        std::fs::create_dir_all(config.join("other")).unwrap();
-        std::fs::write(toolhost.join("config.toml"), "mode = \"manual\"\n").unwrap();
-        let work = tempfile::tempdir().unwrap();
-        let writable = WritableRoots::for_mode(
-            ConfineMode::Floor,
-            work.path(),
-            Some(home.path()),
-            &toolhost,
-            &[],
-        );
-        let out = confined_bash(
-            &format!(
-                "cd '{}' && printf 'mode = \"off\"\\n' > config.toml; echo ok > '{}/other/f'",
-                toolhost.display(),
-                config.display()
-            ),
-            &writable,
-        );
-        assert_eq!(
-            std::fs::read_to_string(toolhost.join("config.toml")).unwrap(),
-            "mode = \"manual\"\n",
-            "{out:?}"
-        );
-        assert!(config.join("other/f").exists(), "{out:?}");
-    }
-
-    #[test]
-    fn the_local_backend_confines_its_commands_as_configured() {
-        use crate::local::LocalEnvironment;
-        use crate::{Environment, SpawnRequest, StdinMode};
-        if !landlock_available() {
-            eprintln!("kernel without Landlock: nothing to test");
-            return;
-        }
-        let work = tempfile::tempdir().unwrap();
-        let toolhost = tempfile::tempdir().unwrap();
-        let config = toolhost.path().join("config.toml");
-        std::fs::write(&config, "[approvals]\nmode = \"manual\"\n").unwrap();
-        let settings = LocalSettings {
-            confine: ConfineMode::Workspace,
-            writable: Vec::new(),
-        };
-        let env = LocalEnvironment::new(&work.path().display().to_string(), Vec::new())
-            .confined(&settings, toolhost.path());
-        let script = format!(
-            "cd '{}' && printf '[approvals]\\nmode = \"off\"\\n' > config.toml; echo done > '{}/f'",
-            toolhost.path().display(),
-            work.path().display()
-        );
-        let mut child = env
-            .spawn(SpawnRequest {
-                script,
-                login: false,
-                stdin: StdinMode::Null,
-                pty: false,
-                pid_file: None,
-                approved: false,
-            })
-            .unwrap();
-        child.wait().unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&config).unwrap(),
-            "[approvals]\nmode = \"manual\"\n"
-        );
-        assert!(work.path().join("f").exists());
-    }
-
-    #[test]
-    fn kill_of_every_process_and_reboot_are_denied() {
-        let work = tempfile::tempdir().unwrap();
-        let writable = WritableRoots {
-            roots: vec![work.path().to_path_buf()],
-            protected: Vec::new(),
-        };
-        // Signal 0 checks permission only; nothing is delivered.
-        let out = confined_bash("kill -0 -1; echo rc=$?", &writable);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(text.contains("rc=1"), "{text}");
-        assert!(text.contains("Operation not permitted"), "{text}");
-        // reboot with invalid magic numbers: EINVAL unconfined, EPERM confined.
-        let script = format!(
-            "python3 -c 'import ctypes, os; l = ctypes.CDLL(None, use_errno=True); \
-             l.syscall({}, 0, 0, 0, 0); print(\"errno\", ctypes.get_errno())'",
-            libc::SYS_reboot
-        );
-        let out = confined_bash(&script, &writable);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            stdout.contains(&format!("errno {}", libc::EPERM)),
-            "{stdout} {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
+#[path = "confine_tests.rs"]
+mod tests;

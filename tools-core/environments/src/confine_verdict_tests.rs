@@ -16,7 +16,8 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn run(env: &LocalEnvironment, script: String, approved: bool) -> String {
+/// Run `script` in `env` (approved by a human or not); its merged output.
+pub(crate) fn run(env: &LocalEnvironment, script: String, approved: bool) -> String {
     let mut child = env
         .spawn(SpawnRequest {
             script,

@@ -55,6 +55,12 @@ impl Scope {
             match std::fs::create_dir(&dir) {
                 Ok(()) => {
                     scope.search_mark = false;
+                    // The process cap of the floor where the kernel exempts the user
+                    // from RLIMIT_NPROC (root): needs the pids controller delegated.
+                    let cap = super::PROCESS_CAP.to_string();
+                    if let Err(err) = std::fs::write(dir.join("pids.max"), cap) {
+                        tracing::debug!(%err, "no pids.max for the command's cgroup");
+                    }
                     Some(dir)
                 }
                 Err(err) => {

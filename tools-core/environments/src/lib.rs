@@ -17,6 +17,9 @@
 //! ([`TaskEnvironment`]). The [`manager`] caches one [`TaskEnvironment`] per task id,
 //! reaps idle ones and cleans everything up on shutdown; [`processes`] tracks
 //! background processes.
+// Tests start helper programs (bash, python3, pgrep) directly; the non-test build of
+// this crate is where `clippy.toml`'s spawn rule applies (exec_policy.rs).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -42,6 +45,10 @@ mod docker_init;
 mod docker_shell;
 pub mod env_filter;
 mod exec;
+#[cfg(target_os = "linux")]
+pub mod exec_policy;
+#[cfg(all(target_os = "linux", any(test, feature = "test-support")))]
+pub mod floor_probe;
 pub mod fs_ops;
 pub mod local;
 mod local_child;
@@ -72,6 +79,9 @@ mod ssh_shell;
 mod subreaper;
 
 pub use capture::{CapturedOutput, OutputCapture};
+/// Processes one command may start beyond those the user already has (the floor's
+/// `RLIMIT_NPROC`, and `pids.max` of a command's cgroup).
+pub const PROCESS_CAP: u64 = 1024;
 pub use local_child::group_has_live_members;
 pub use manager::{EnvironmentManager, TaskOverride};
 pub use processes::{BackgroundProcess, ProcessRegistry, ProcessStatus};

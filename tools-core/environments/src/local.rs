@@ -43,12 +43,10 @@ pub struct LocalEnvironment {
     shell: String,
     passthrough: Vec<String>,
     default_cwd: String,
-    /// The kernel floor applied to every command (`terminal.local.confine`).
+    /// The kernel floor applied to every command through the execution policy
+    /// (`terminal.local.confine`; lifted only for what a human approved).
     #[cfg(target_os = "linux")]
-    confinement: Option<std::sync::Arc<super::confine::Confinement>>,
-    /// The floor of commands a human approved ([`SpawnRequest::approved`]).
-    #[cfg(target_os = "linux")]
-    approved_confinement: Option<std::sync::Arc<super::confine::Confinement>>,
+    floor: super::exec_policy::Floor,
     /// A private temp directory for session snapshots, made before the floor is prepared
     /// so it is writable even when `/tmp` is carved around toolhost's own files.
     session_temp: Option<tempfile::TempDir>,
@@ -70,9 +68,7 @@ impl LocalEnvironment {
             passthrough,
             default_cwd,
             #[cfg(target_os = "linux")]
-            confinement: None,
-            #[cfg(target_os = "linux")]
-            approved_confinement: None,
+            floor: super::exec_policy::Floor::fixed(None),
             session_temp: None,
         }
     }
@@ -101,13 +97,11 @@ impl LocalEnvironment {
                 }
             }
             let settings = &settings;
-            self.confinement = super::confine::from_settings(
+            self.floor = super::exec_policy::Floor::prepare(
                 settings,
                 Path::new(&self.default_cwd),
                 toolhost_home,
             );
-            self.approved_confinement =
-                super::confine::approved_from_settings(settings, self.confinement.as_ref());
         }
         #[cfg(not(target_os = "linux"))]
         if settings.confine != super::settings::ConfineMode::Off {
@@ -119,10 +113,14 @@ impl LocalEnvironment {
 
     pub(crate) fn command(&self, request: SpawnRequest) -> LocalCommand {
         #[cfg(target_os = "linux")]
-        let confine = if request.approved {
-            self.approved_confinement.clone()
-        } else {
-            self.confinement.clone()
+        let (confine, _decision) = {
+            use super::exec_policy::{Approval, CodePath};
+            let approval = if request.approved {
+                Approval::Human
+            } else {
+                Approval::Unjudged
+            };
+            self.floor.select(CodePath::Terminal, approval)
         };
         let mut args: Vec<OsString> = Vec::new();
         if request.login {

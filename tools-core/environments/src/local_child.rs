@@ -172,6 +172,8 @@ impl LocalChild {
     }
 
     #[allow(unsafe_code)]
+    // Every local-process spawn: `spec.confine` is what the execution policy selected.
+    #[allow(clippy::disallowed_methods)]
     fn spawn_piped(spec: LocalCommand, scope: Option<&Scope>) -> std::io::Result<LocalChild> {
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args);
@@ -249,6 +251,8 @@ impl LocalChild {
     }
 
     #[allow(unsafe_code)]
+    // As `spawn_piped`, with a pseudo-terminal; `spec.confine` is the policy's.
+    #[allow(clippy::disallowed_methods)]
     fn spawn_pty(spec: LocalCommand, scope: Option<&Scope>) -> std::io::Result<LocalChild> {
         let to_io = |e: pty_process::Error| std::io::Error::other(e.to_string());
         let (pty, pts) = pty_process::blocking::open().map_err(to_io)?;

@@ -8,7 +8,7 @@
 //! id gets its own environment (and its own container on the docker backend).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -118,6 +118,13 @@ impl EnvironmentManager {
     /// The `[terminal]` settings.
     pub fn settings(&self) -> &TerminalSettings {
         &self.settings
+    }
+
+    /// The kernel floor for host work in `workdir` outside the terminal (`execute_code`),
+    /// from `terminal.local` ([`crate::exec_policy`]).
+    #[cfg(target_os = "linux")]
+    pub fn floor(&self, workdir: &Path) -> crate::exec_policy::Floor {
+        crate::exec_policy::Floor::prepare(&self.settings.local, workdir, &self.toolhost_home)
     }
 
     /// The background process registry.

@@ -32,6 +32,8 @@ pub struct SandboxEnvironment {
 }
 
 /// Why the sandbox cannot run here, if it cannot.
+// Probes the configured bwrap binary (`--version`); runs no model code.
+#[allow(clippy::disallowed_methods)]
 pub fn availability(settings: &SandboxSettings) -> Result<(), String> {
     let bwrap = which(&settings.bwrap).ok_or_else(|| {
         format!(

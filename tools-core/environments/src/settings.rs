@@ -107,20 +107,22 @@ pub struct LocalSettings {
 pub enum ConfineMode {
     /// No kernel confinement: the approval analyser alone.
     Off,
-    /// The confinement follows the approval verdict (default): a command that runs
-    /// without a human's approval gets the whole floor ([`ConfineMode::Floor`]); one a
-    /// human approved (so `sudo apt install ...` still works) only loses block devices,
-    /// `/proc/sysrq-trigger` and the denied system calls — when toolhost runs as root;
+    /// The confinement follows who approved (default): a command that runs without a
+    /// human's approval — including everything a rule approved (allowlist, remembered
+    /// approvals, smart approval, `approvals.mode = "off"`) — gets the whole floor
+    /// ([`ConfineMode::Floor`]); one a human approved when asked (so `sudo apt install
+    /// ...` still works) loses it for that command only, keeping block devices,
+    /// `/proc/sysrq-trigger` and the denied system calls when toolhost runs as root;
     /// otherwise it runs unconfined (`no_new_privs` would break `sudo`), said once.
     #[default]
     Verdict,
-    /// System directories, block devices, `/proc/sysrq-trigger` and toolhost's own
-    /// configuration, state and plugins read-only; the working directory, the rest of the
-    /// home, `/tmp` and `writable` paths writable; reboot, kexec, module loading, swap,
-    /// mounts and `kill(-1)` denied — for every command, approved or not.
+    /// Writes only beneath the working directory, `/tmp`, `~/.cache`, toolhost's
+    /// `results/` and `writable` paths; home dotfiles and toolhost's home read-only even
+    /// beneath them; signals only within the command's own tree, never to PID 1 or every
+    /// process; reboot, kexec, module loading, swap and mounts denied; processes capped
+    /// (docs/terminal.md, "The kernel floor") — for every command, approved or not.
     Floor,
-    /// Writes only beneath the working directory, `/tmp` and `writable` paths (like
-    /// codex's workspace-write); the same system calls denied.
+    /// As [`ConfineMode::Floor`] without `~/.cache` (codex's workspace-write).
     Workspace,
 }
 

@@ -105,6 +105,8 @@ impl std::fmt::Debug for SshEnvironment {
 }
 
 /// Start the master connection and wait until its socket answers.
+// The ssh control connection; model commands run on the remote host.
+#[allow(clippy::disallowed_methods)]
 fn start_master(settings: &SshSettings, control_path: &str) -> Result<LocalChild, EnvError> {
     let mut args: Vec<OsString> = vec!["-N".into()];
     args.extend(
@@ -273,6 +275,8 @@ impl Environment for SshEnvironment {
         true
     }
 
+    // The ssh client (and its remote kill); model commands run on the remote host.
+    #[allow(clippy::disallowed_methods)]
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn RunningCommand>, EnvError> {
         let remote = remote_command(&self.shell, request.login, &request.script);
         let child =
@@ -314,6 +318,8 @@ impl Environment for SshEnvironment {
         )
     }
 
+    // Closes the ssh control connection; runs no model code.
+    #[allow(clippy::disallowed_methods)]
     fn cleanup(&self) -> Result<(), EnvError> {
         let mut args = base_args(&self.settings, &self.control_path, false);
         args.insert(0, "exit".into());

@@ -64,6 +64,8 @@ impl ShellTransport for SshTransport {
 }
 
 /// Start a persistent shell in a new session of `env`.
+// The ssh client of the remote persistent shell; model commands run on the remote host.
+#[allow(clippy::disallowed_methods)]
 pub(super) fn open(env: &SshEnvironment) -> Result<Box<dyn ShellConnection>, EnvError> {
     let spawn_err = |source: std::io::Error| EnvError::Spawn {
         backend: BackendKind::Ssh,

@@ -48,6 +48,8 @@ pub trait ToolCaller: Send + Sync {
 pub type ToolCallerSlot = crate::host_slot::HostSlot<dyn ToolCaller>;
 
 #[cfg(test)]
+mod floor_tests;
+#[cfg(test)]
 mod remote_tests;
 #[cfg(test)]
 mod test_support;

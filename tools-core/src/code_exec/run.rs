@@ -23,6 +23,7 @@ use super::rpc::{RpcOptions, RpcServer};
 use super::settings::CodeExecutionSettings;
 use super::stubs;
 use crate::context::ToolContext;
+use crate::environments::exec_policy::{self, Approval, CodePath, Floor};
 
 /// Environment variables passed to the script (prefixes), unless they look secret.
 const SAFE_ENV_PREFIXES: &[&str] = &[
@@ -58,6 +59,8 @@ pub struct Script<'a> {
     pub cwd: PathBuf,
     /// Tools the script may call.
     pub tools: BTreeSet<String>,
+    /// The kernel floor the interpreter (and everything it starts) runs under.
+    pub floor: Floor,
 }
 
 fn scrubbed_env() -> Vec<(String, String)> {
@@ -184,7 +187,7 @@ fn interpreter(
     token: &str,
     cpu: Option<usize>,
 ) -> Command {
-    let mut command = Command::new(&settings.python);
+    let mut command = exec_policy::command(&settings.python);
     command
         .arg(&run.main)
         .current_dir(&script.cwd)
@@ -202,6 +205,14 @@ fn interpreter(
     if let Some(cpu) = cpu {
         command.env("TOOLHOST_RPC_CPU", cpu.to_string());
     }
+    // The script's text was judged once; what it imports, builds or starts cannot be
+    // read, so the floor always applies (a human's approval of the text does not lift it).
+    exec_policy::apply(
+        &mut command,
+        &script.floor,
+        CodePath::ExecuteCode,
+        Approval::Unjudged,
+    );
     command
 }
 

@@ -8,11 +8,19 @@ use super::CodeExecutionSettings;
 use super::run::{Script, execute};
 use super::test_support::{TEST_TOOLS, allowed_cpus, caller, require_python};
 use crate::context::ToolContext;
+use crate::environments::exec_policy::Floor;
+use crate::environments::settings::LocalSettings;
 
 fn run_with(code: &str, settings: &CodeExecutionSettings, tools: &[&str]) -> Value {
+    let cwd = std::env::temp_dir();
     let script = Script {
         code,
-        cwd: std::env::temp_dir(),
+        floor: Floor::prepare(
+            &LocalSettings::default(),
+            &cwd,
+            std::path::Path::new("/nonexistent/toolhost"),
+        ),
+        cwd,
         tools: tools.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>(),
     };
     execute(&script, settings, caller(), &ToolContext::for_task("t"))

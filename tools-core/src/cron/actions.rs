@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::approval::{JobApprover, runs_code, script_fingerprint, summary};
 use super::job::{CronJob, Repeat, canonical_skills, default_name};
 use super::schedule::{ONESHOT_GRACE_SECONDS, Schedule, format_ts};
 use super::store::{Claim, CronStore};
@@ -132,6 +133,8 @@ pub struct Actions<'a> {
     pub skills: &'a SkillCatalog,
     /// The clock.
     pub now: &'a (dyn Fn() -> Timestamp + Send + Sync),
+    /// Who approves jobs that run a script ([`super::approval`]).
+    pub approver: &'a dyn JobApprover,
 }
 
 impl Actions<'_> {
@@ -300,7 +303,7 @@ impl Actions<'_> {
                 script_path.as_deref().filter(|_| no_agent),
             )
         });
-        let job = CronJob {
+        let mut job = CronJob {
             id: new_id(),
             name,
             prompt,
@@ -310,6 +313,7 @@ impl Actions<'_> {
             provider: None,
             base_url: None,
             script: script_path,
+            script_hash: None,
             no_agent,
             context_from: (!context_from.is_empty()).then_some(context_from),
             schedule_display: schedule.display().to_string(),
@@ -333,6 +337,10 @@ impl Actions<'_> {
             enabled_toolsets,
             workdir,
         };
+        let approval = self.approval("create", &job)?.map(|(result, hash)| {
+            job.script_hash = Some(hash);
+            result
+        });
         self.store.insert(&job).map_err(|e| e.to_string())?;
         let mut message = format!("Cron job '{}' created.", job.name);
         let explicit_local = explicit_deliver.as_deref() == Some("local");
@@ -351,7 +359,7 @@ impl Actions<'_> {
             " Jobs run only while a scheduler runs: `toolhost cron daemon`, or `toolhost cron tick` \
              from system cron or a systemd timer.",
         );
-        Ok(json!({
+        let mut result = json!({
             "success": true,
             "job_id": job.id,
             "name": job.name,
@@ -363,7 +371,26 @@ impl Actions<'_> {
             "next_run_at": job.next_run_at,
             "job": job.summary(),
             "message": message,
-        }))
+        });
+        if let Some(approval) = approval {
+            result["approval"] = approval;
+        }
+        Ok(result)
+    }
+
+    /// For a job that runs a script, the approver's decision on it (`verb`: what is
+    /// done to it): `Ok(Some(({"approved", "note"}, script fingerprint)))` when
+    /// approved, `Ok(None)` when no approval is needed, `Err` when refused (or the
+    /// script cannot be read).
+    fn approval(&self, verb: &str, job: &CronJob) -> Result<Option<(Value, String)>, String> {
+        if !runs_code(job) {
+            return Ok(None);
+        }
+        let raw = job.script.as_deref().unwrap_or_default();
+        let hash = script_fingerprint(&self.cron.scripts_dir(), raw)?;
+        let approved = summary(verb, job, &hash);
+        let note = self.approver.approve(&approved)?;
+        Ok(Some((json!({"approved": approved, "note": note}), hash)))
     }
 
     fn list(&self, args: &CronArgs) -> Result<Value, String> {

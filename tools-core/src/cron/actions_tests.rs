@@ -45,6 +45,7 @@ impl Fixture {
             store: &store,
             skills: &self.skills,
             now: &clock,
+            approver: &crate::cron::approval::CallerIsHuman,
         }
         .call(&args)
     }

@@ -36,6 +36,7 @@ impl Actions<'_> {
             Some(w) => Some(Some(Self::check_workdir(w)?)),
         };
         let deliver = self.deliver_value(args.deliver.as_ref())?;
+        let approval = self.update_approval(job, args, workdir.as_ref())?;
         let now = (self.now)();
         let tz = self.store.tz().clone();
         let schedule = match trimmed(args.schedule.as_deref()) {
@@ -43,7 +44,11 @@ impl Actions<'_> {
             None => None,
         };
         let mut touched = model.is_some() || args.model.is_some();
-        self.change(&job.id, |j| {
+        let pinned = approval.as_ref().map(|(_, hash)| hash.clone());
+        let mut result = self.change(&job.id, |j| {
+            if let Some(hash) = &pinned {
+                j.script_hash = Some(hash.clone());
+            }
             if let Some(p) = &args.prompt {
                 j.prompt = p.clone();
                 touched = true;
@@ -128,6 +133,42 @@ impl Actions<'_> {
                     .map(|t| format_ts(t, &tz));
             }
             Ok(())
-        })
+        })?;
+        if let Some((approval, _)) = approval {
+            result["approval"] = approval;
+        }
+        Ok(result)
+    }
+
+    /// When `args` change what a job that runs a script runs (its script, `no_agent`,
+    /// its working directory), the approver's decision on the job as it will be.
+    fn update_approval(
+        &self,
+        job: &super::CronJob,
+        args: &CronArgs,
+        workdir: Option<&Option<String>>,
+    ) -> Result<Option<(Value, String)>, String> {
+        let new_script = args.script.as_deref().is_some_and(|s| !s.trim().is_empty());
+        let changes_code = new_script || args.no_agent == Some(true) || workdir.is_some();
+        if !changes_code {
+            return Ok(None);
+        }
+        let mut after = job.clone();
+        if let Some(script) = &args.script {
+            after.script = trimmed(Some(script));
+        }
+        if let Some(no_agent) = args.no_agent {
+            after.no_agent = no_agent;
+        }
+        if let Some(w) = workdir {
+            after.workdir = w.clone();
+        }
+        if let Some(name) = &args.name {
+            after.name = name.clone();
+        }
+        if after.script.is_none() {
+            return Ok(None);
+        }
+        self.approval("update", &after)
     }
 }

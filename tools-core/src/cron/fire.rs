@@ -114,6 +114,9 @@ pub fn deliver(job: &CronJob, content: &str, settings: &CronSettings) -> Result<
     Ok(delivered)
 }
 
+// The delivery command is the user's `[cron.targets.*]` configuration, not the
+// model's: it runs outside the execution policy (it may need to write and send).
+#[allow(clippy::disallowed_methods)]
 fn pipe_to(target: &DeliveryTarget, job: &CronJob, content: &str) -> Result<(), String> {
     let Some((program, args)) = target.command.split_first() else {
         return Err("its command is empty".into());
@@ -153,6 +156,9 @@ impl Firing<'_> {
     }
 
     fn script(&self, job: &CronJob, path: &str) -> ScriptOutput {
+        if let Err(text) = super::approval::verify_script(self.scripts_dir, job) {
+            return ScriptOutput { ok: false, text };
+        }
         let cwd = job.workdir.as_deref().map(std::path::Path::new);
         script::run(self.scripts_dir, path, cwd, self.timeout())
     }

@@ -98,6 +98,11 @@ pub struct CronJob {
     /// Working directory of the job's tools.
     #[serde(default)]
     pub workdir: Option<String>,
+    /// The `sha256:` fingerprint of `script` as it was when the job was approved
+    /// (toolhost only): a script that no longer matches it, or a job without one, does
+    /// not run ([`super::approval`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_hash: Option<String>,
 }
 
 fn yes() -> bool {

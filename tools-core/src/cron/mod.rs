@@ -7,6 +7,7 @@
 //! - [`store`] — the SQLite store under `<home>/cron/` (jobs, claims, run history);
 //! - [`scan`] — the prompt injection / exfiltration screen;
 //! - [`prompt`] / [`script`] — what a run gives the agent; pre-run scripts;
+//! - [`approval`] — a human approves jobs that run a script, at creation and on change;
 //! - [`fire`] — one run end to end (shared by the tool's `run` and the scheduler);
 //! - [`settings`] — `[cron]`.
 //!
@@ -14,6 +15,7 @@
 //! job live in the host (`host/src/cron/`), which installs a [`fire::CronExecutor`].
 
 pub mod actions;
+pub mod approval;
 pub mod cron_expr;
 pub mod fire;
 pub mod job;
@@ -21,6 +23,8 @@ pub mod prompt;
 pub mod scan;
 pub mod schedule;
 pub mod script;
+#[cfg(test)]
+mod script_tests;
 pub mod settings;
 pub mod store;
 
@@ -77,7 +81,7 @@ impl CronService {
 
     /// `<home>/scripts`, where job scripts live.
     pub fn scripts_dir(&self) -> PathBuf {
-        self.home.root().join("scripts")
+        self.home.scripts_dir()
     }
 
     /// The store, opened (and created) on first use.

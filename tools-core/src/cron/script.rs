@@ -9,10 +9,12 @@
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::prompt::ScriptOutput;
+use crate::environments::exec_policy::{self, Approval, CodePath, Floor};
+use crate::environments::settings::LocalSettings;
 
 /// Script output kept (bytes).
 const MAX_OUTPUT: usize = 100_000;
@@ -48,7 +50,7 @@ pub fn validate_path(scripts_dir: &Path, raw: &str) -> Result<(), String> {
 }
 
 /// The script's file, when it resolves (symlinks followed) inside `scripts_dir`.
-fn resolve(scripts_dir: &Path, raw: &str) -> Result<PathBuf, String> {
+pub(super) fn resolve(scripts_dir: &Path, raw: &str) -> Result<PathBuf, String> {
     validate_path(scripts_dir, raw)?;
     let dir = scripts_dir
         .canonicalize()
@@ -76,13 +78,24 @@ pub fn run(scripts_dir: &Path, raw: &str, cwd: Option<&Path>, timeout: Duration)
         Some("sh" | "bash") => "bash",
         _ => "python3",
     };
-    let mut command = Command::new(interpreter);
+    let mut command = exec_policy::command(interpreter);
     command
         .arg(&path)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .current_dir(cwd.unwrap_or(scripts_dir));
+    // Nobody is there to approve a cron run: the whole floor, writable in the job's
+    // workdir (else only /tmp); toolhost's home (scripts included) stays read-only.
+    let writable = cwd.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let toolhost_home = scripts_dir.parent().unwrap_or(scripts_dir);
+    let floor = Floor::unattended(&LocalSettings::default(), &writable, toolhost_home);
+    exec_policy::apply(
+        &mut command,
+        &floor,
+        CodePath::CronScript,
+        Approval::Unjudged,
+    );
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => return fail(format!("cannot start {interpreter}: {e}")),

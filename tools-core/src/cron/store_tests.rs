@@ -25,6 +25,7 @@ pub(crate) fn job(id: &str, schedule: &str, created: Timestamp) -> CronJob {
         provider: None,
         base_url: None,
         script: None,
+        script_hash: None,
         no_agent: false,
         context_from: None,
         schedule_display: schedule.display().into(),

@@ -238,6 +238,13 @@ impl FileSystem for LocalFileSystem {
         canonical_local(path).unwrap_or_else(|| path.to_path_buf())
     }
 
+    #[cfg(unix)]
+    fn link_count(&self, path: &Path) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        meta.is_file().then(|| meta.nlink())
+    }
+
     fn list_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         let mut entries = Vec::new();
         for entry in std::fs::read_dir(path)? {

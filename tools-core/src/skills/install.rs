@@ -73,8 +73,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
 /// Check a skill folder: valid `SKILL.md` and the guard's report.
 pub fn check(source: &Path) -> Result<(String, ScanReport), InstallError> {
     let skill_md = source.join("SKILL.md");
-    let text = std::fs::read_to_string(&skill_md)
-        .map_err(|_| InstallError::NotASkill(source.to_path_buf()))?;
+    let text =
+        crate::bounded_read::read_to_string(&skill_md, super::manage::MAX_SKILL_FILE_BYTES as u64)
+            .map_err(|_| InstallError::NotASkill(source.to_path_buf()))?;
     let invalid = |message: String| InstallError::Invalid {
         path: skill_md.clone(),
         message,

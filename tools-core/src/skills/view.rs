@@ -304,7 +304,10 @@ fn linked_files(files: &[String]) -> Map<String, Value> {
 fn view_main(entry: &SkillEntry) -> Value {
     let content = match &entry.location {
         SkillLocation::Bundled(skill) => skill.skill_md().to_string(),
-        SkillLocation::Dir(dir) => match std::fs::read_to_string(dir.join("SKILL.md")) {
+        SkillLocation::Dir(dir) => match crate::bounded_read::read_to_string(
+            &dir.join("SKILL.md"),
+            super::manage::MAX_SKILL_FILE_BYTES as u64,
+        ) {
             Ok(text) => text,
             Err(err) => return failure(format!("Failed to read skill '{}': {err}", entry.name)),
         },

@@ -2,17 +2,21 @@
 //! action-oriented tool, same name, parameters and result shapes
 //! (docs/hermes/cron.md). The actions live in [`crate::cron::actions`]; jobs run when
 //! a scheduler (`toolhost cron tick` / `daemon`) finds them due, or at once with
-//! `action="run"`.
+//! `action="run"`. A job that runs a script needs a human's approval, asked through the
+//! approval gate ([`crate::cron::approval`]).
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::context::ToolContext;
 use crate::cron::actions::{Actions, CronArgs};
+use crate::cron::approval::JobApprover;
 use crate::entry::{Parallelism, ToolEntry};
 use crate::error::RegisterError;
 use crate::services::CoreServices;
 use crate::tools::args;
+use crate::tools::guarded_write::ask_human;
 
 const DESCRIPTION: &str = "Manage scheduled cron jobs with a single compressed tool.
 
@@ -74,7 +78,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         .schema(&schema())
         .emoji("⏰")
         .parallelism(Parallelism::Exclusive)
-        .sync_handler(move |args, _ctx| {
+        .sync_handler(move |args, ctx| {
             let args: CronArgs = args::parse(args)?;
             let store = match svc.cron.store() {
                 Ok(s) => s,
@@ -86,8 +90,29 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
                 store: &store,
                 skills: &svc.skills,
                 now: &now,
+                approver: &GateApprover {
+                    services: &svc,
+                    ctx,
+                },
             };
             Ok(actions.call(&args))
         })
         .build()
+}
+
+/// Asks the approval gate (a human, or nobody: refused) about a job that runs a script.
+struct GateApprover<'a> {
+    services: &'a CoreServices,
+    ctx: &'a ToolContext,
+}
+
+impl JobApprover for GateApprover<'_> {
+    fn approve(&self, summary: &str) -> Result<Option<String>, String> {
+        ask_human(
+            self.services,
+            self.ctx,
+            summary.to_string(),
+            "cron job that runs a script unattended on every tick",
+        )
+    }
 }

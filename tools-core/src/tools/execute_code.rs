@@ -176,6 +176,7 @@ fn handle(svc: &Arc<CoreServices>, args: ExecuteCodeArgs, ctx: &ToolContext) -> 
         let cwd: PathBuf = files.resolve(".");
         let script = Script {
             code: &args.code,
+            floor: svc.environments.floor(&cwd),
             cwd,
             tools,
         };

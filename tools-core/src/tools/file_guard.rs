@@ -3,11 +3,12 @@
 //! Reads: device files that never end or block (`/dev/zero`, `/dev/stdin`,
 //! `/proc/kmsg`, ...) and `/proc` files that leak secrets or memory layout (secret
 //! files are [`super::secret_files`]'). Writes: system paths, credential stores
-//! (`~/.ssh`, `~/.aws`, ...) and toolhost's own configuration, state and plugin
-//! directories — a prompt-injected agent must not be able to switch off approvals or
-//! drop a plugin that runs on the next start. Those writes are refused outright, never
-//! put to an approval the model could answer; the refusal names the path as the model
-//! wrote it, never toolhost's home.
+//! (`~/.ssh`, `~/.aws`, ...) and toolhost's own configuration, state, plugin and cron
+//! directories — a prompt-injected agent must not be able to switch off approvals,
+//! drop a plugin that runs on the next start, or rewrite a cron job. Those writes are
+//! refused outright, never put to an approval the model could answer; the refusal names
+//! the path as the model wrote it, never toolhost's home. Writes into `<home>/scripts`
+//! and `<home>/skills`, which a human may allow, are [`super::guarded_write`]'s.
 //!
 //! Like Hermes' guards this is defense in depth, not a sandbox: the terminal tool runs
 //! as the same user. Both sides of every comparison are taken as written and with
@@ -18,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::files::{FileSystem, canonical_local};
+use crate::files::FileSystem;
 use crate::home::Home;
 
 /// Exact device paths whose reads never end or block.
@@ -124,9 +125,7 @@ pub fn checked_write_target(
     let target = fs.canonicalize(path);
     let user_homes = both_spellings(fs.home_dir(), |p| fs.canonicalize(p));
     // toolhost's home is always on the host.
-    let toolhost_homes = both_spellings(Some(home.root().to_path_buf()), |p| {
-        canonical_local(p).unwrap_or_else(|| p.to_path_buf())
-    });
+    let toolhost_homes = home.spellings();
     for candidate in [path, target.as_path()] {
         if let Some(reason) = classify_write(candidate, shown, &user_homes, &toolhost_homes) {
             return Err(reason);
@@ -167,7 +166,7 @@ fn classify_write(
     path: &Path,
     shown: &str,
     user_homes: &[PathBuf],
-    toolhost_homes: &[PathBuf],
+    toolhost_homes: &[Home],
 ) -> Option<String> {
     let system = SYSTEM_PREFIXES.iter().any(|p| under(path, Path::new(p)))
         || SYSTEM_EXACT.iter().any(|p| path == Path::new(p));
@@ -188,11 +187,11 @@ fn classify_write(
             "Write denied: '{shown}' is a protected system/credential file."
         ));
     }
-    let toolhost = toolhost_homes.iter().any(|root| {
-        let home = Home::at(root);
+    let toolhost = toolhost_homes.iter().any(|home| {
         path == home.config_file()
             || under(path, &home.state_dir())
             || under(path, &home.plugins_dir())
+            || under(path, &home.root().join("cron"))
     });
     if toolhost {
         return Some(format!(
@@ -245,6 +244,7 @@ mod tests {
             home.config_file(),
             home.state_dir().join("memories/MEMORY.md"),
             home.plugins_dir().join("evil/libevil.so"),
+            home.root().join("cron/cron.db"),
         ];
         for p in &blocked {
             let shown = p.display().to_string();

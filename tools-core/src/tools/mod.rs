@@ -16,6 +16,10 @@ mod file_guard;
 mod file_lookup;
 pub mod fuzzy_match;
 mod guarded_reader;
+pub mod guarded_write;
+#[cfg(test)]
+mod guarded_write_tests;
+pub mod home_mention;
 pub mod memory;
 pub mod patch;
 pub mod read_file;
@@ -41,6 +45,9 @@ use crate::registry::Registry;
 use crate::services::CoreServices;
 
 pub mod process;
+pub mod process_stdin;
+#[cfg(test)]
+mod process_tests;
 pub mod terminal;
 
 /// Builds one core tool.

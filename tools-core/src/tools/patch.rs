@@ -34,6 +34,7 @@ use crate::tools::args::{self, lenient};
 use crate::tools::file_guard::checked_write_target;
 use crate::tools::file_lookup::{io_failure, similar_files, write_failure};
 use crate::tools::fuzzy_match::{MatchError, Strategy, closest_sections, find_and_replace};
+use crate::tools::guarded_write::{GuardedArea, approve_write, guarded_area};
 use crate::tools::secret_files::{SecretFiles, configured, secret_refusal};
 use crate::tools::text_file::{
     TextStyle, binary_extension, diff_label, looks_binary, unified_diff,
@@ -124,6 +125,7 @@ fn with_success_false(mut value: Value) -> Value {
 /// What every mode needs.
 struct Patcher<'a> {
     services: &'a CoreServices,
+    ctx: &'a ToolContext,
     secrets: &'a SecretFiles,
     fs: &'a dyn FileSystem,
 }
@@ -137,6 +139,20 @@ impl Patcher<'_> {
         }
         let target =
             checked_write_target(self.fs, &resolved, path, &self.services.home).map_err(failure)?;
+        match guarded_area(&self.services.home, &[resolved.as_path(), target.as_path()]) {
+            None => {}
+            Some(GuardedArea::Skills { .. }) => {
+                return Err(failure(format!(
+                    "Refusing to patch '{path}': files in toolhost's skills directory are \
+                     edited with skill_manage (action='patch' or 'edit'), which runs the \
+                     skills guard on the result."
+                )));
+            }
+            Some(area) => {
+                approve_write(self.services, self.ctx, "patch", path, &area, None)
+                    .map_err(failure)?;
+            }
+        }
         Ok((resolved, target))
     }
 }
@@ -175,6 +191,7 @@ fn patch(
     let fs = services.files.for_task(ctx.task_key());
     let patcher = Patcher {
         services,
+        ctx,
         secrets,
         fs: fs.as_ref(),
     };

@@ -2,7 +2,8 @@
 //! `terminal(background=true)` — list, poll, log (paged by line), wait (bounded by the
 //! terminal timeout, interrupted by cancellation), kill (the whole group), and stdin
 //! (write, submit, close). Output is ANSI-stripped and secret-redacted like foreground
-//! output.
+//! output. Text for stdin goes through the approval gate first, like a terminal command
+//! ([`super::process_stdin`]).
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -19,6 +20,7 @@ use crate::handler::ToolOutcome;
 use crate::redact::redact;
 use crate::services::CoreServices;
 use crate::tools::args::{self, lenient};
+use crate::tools::process_stdin::PendingInput;
 use toolhost_text::strip_ansi;
 
 const ACTIONS: &[&str] = &[
@@ -43,6 +45,7 @@ fn schema() -> Value {
 /// Build the `process` tool.
 pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
     let services = Arc::clone(services);
+    let pending = Arc::new(PendingInput::default());
     ToolEntry::builder("process", "terminal")
         .description(
             "Manage background processes started with terminal(background=true). \
@@ -53,7 +56,7 @@ pub fn build(services: &Arc<CoreServices>) -> Result<ToolEntry, RegisterError> {
         )
         .parameters(schema())
         .emoji("⚙️")
-        .sync_handler(move |args, ctx| run(&services, args, ctx))
+        .sync_handler(move |args, ctx| run(&services, &pending, args, ctx))
         .build()
 }
 
@@ -154,7 +157,12 @@ fn unsigned(value: Option<i64>) -> Option<u64> {
 }
 
 /// Run one `process` call.
-pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> ToolOutcome {
+pub fn run(
+    services: &Arc<CoreServices>,
+    pending: &PendingInput,
+    args: Value,
+    ctx: &ToolContext,
+) -> ToolOutcome {
     let args: ProcessArgs = args::parse(args)?;
     let registry = services.environments.processes();
     let action = args.action.as_deref().unwrap_or("");
@@ -260,15 +268,15 @@ pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> Tool
             } else {
                 data.to_string()
             };
-            match process.write_stdin(payload.as_bytes()) {
-                Ok(n) => json!({"status": "ok", "bytes_written": n}),
+            pending.send(services, ctx, &process, &payload)
+        }
+        "close" => {
+            pending.forget(&process.id);
+            match process.close_stdin() {
+                Ok(message) => json!({"status": "ok", "message": message}),
                 Err(e) => json!({"status": "error", "error": e}),
             }
         }
-        "close" => match process.close_stdin() {
-            Ok(message) => json!({"status": "ok", "message": message}),
-            Err(e) => json!({"status": "error", "error": e}),
-        },
         _ => json!({"error": format!("Unknown process action: {action}")}),
     })
 }

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::render::render_matches;
 use crate::context::ToolContext;
 use crate::files::{FileSystem, WalkControl, WalkOptions};
-use crate::tools::secret_files::{SecretFiles, is_spilled_copy};
+use crate::tools::secret_files::{SecretFiles, hard_linked, is_spilled_copy};
 use crate::tools::text_file::{LineScanner, SNIFF_BYTES, looks_binary};
 
 /// Content search stops counting after this many matches.
@@ -244,7 +244,7 @@ pub(super) fn search_content(
         }
         let count = hits.len() - first_hit;
         if count > 0 {
-            if search.is_secret(&entry.path) {
+            if search.is_secret(&entry.path) || hard_linked(fs, &entry.path) {
                 search.omitted += count;
                 hits.truncate(first_hit);
                 return WalkControl::Continue;

@@ -7,7 +7,8 @@
 //! failed match would quote it, a diff shows it), `write_file` refuses to overwrite it
 //! (the model would be replacing values it was never shown). Patterns are matched on
 //! the path as written *and* on the canonical target, so a symlink named `notes.txt`
-//! that points at `.env` is secret too.
+//! that points at `.env` is secret too; a regular file with more than one hard link is
+//! secret whatever its name (a hard link to `.env` is still `.env`; [`hard_linked`]).
 //!
 //! The patterns are checked when the tools are built (an invalid one fails the build)
 //! but compiled into matchers only at the first check: compiling the default list's
@@ -201,7 +202,18 @@ impl SecretFiles {
         paths
             .iter()
             .any(|p| homes.iter().any(|h| self.matches(p, *h)))
+            || hard_linked(fs, resolved)
     }
+}
+
+/// True when the regular file at `path` has other names (hard links). Any of them may
+/// be a secret file (`ln .env notes.txt`), and they cannot be listed without walking
+/// the whole file system, so such a file is treated as secret: toolhost refuses it
+/// rather than compare it with every secret file it might be (docs/guarded-writes.md,
+/// "Secret files through a hard link"). Backends that cannot count links are judged by
+/// name alone.
+pub fn hard_linked(fs: &dyn FileSystem, path: &Path) -> bool {
+    fs.link_count(path).is_some_and(|links| links > 1)
 }
 
 /// The policy configured in `services`, for building the tool `tool` (an invalid
@@ -343,5 +355,27 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join(".env"), &link).unwrap();
         let fs = LocalFileSystem::new(dir.path());
         assert!(default_policy().is_secret(&fs, &link));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hard_link_to_a_secret_is_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join(".env");
+        std::fs::write(&env, "API_KEY=sk-live-1234567890").unwrap();
+        let link = dir.path().join("notes.txt");
+        std::fs::hard_link(&env, &link).unwrap();
+        let fs = LocalFileSystem::new(dir.path());
+        assert!(default_policy().is_secret(&fs, &link));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_with_one_name_is_judged_by_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "hello").unwrap();
+        let fs = LocalFileSystem::new(dir.path());
+        assert!(!default_policy().is_secret(&fs, &notes));
     }
 }

@@ -25,6 +25,7 @@ use crate::hooks::TerminalOutput;
 use crate::redact::redact;
 use crate::services::CoreServices;
 use crate::tools::args::{self, Given, lenient};
+use crate::tools::home_mention;
 use toolhost_text::strip_ansi;
 
 pub use guidance::{bad_workdir_char, exit_code_meaning, foreground_guidance};
@@ -194,6 +195,11 @@ pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> Tool
         ));
     }
 
+    // The home by its real path: the analyser knows it only by name.
+    let home_note = match home_mention::check(services, ctx, &command) {
+        Ok(note) => note,
+        Err(message) => return Ok(failure(message, -1, "blocked")),
+    };
     let task = ctx.task_key().to_string();
     let kind = manager.backend_for(&task);
     // The gate runs before anything is created or started, on every backend: isolated
@@ -207,7 +213,9 @@ pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> Tool
         host_access: host_access(kind, settings),
     });
     let (approval_note, human_approved) = match decision {
-        GateDecision::Approved { note, human } => (note, human),
+        GateDecision::Approved { note, human } => {
+            (note.or(home_note.clone()), human || home_note.is_some())
+        }
         GateDecision::Blocked { message, hardline } => {
             let mut out = failure(message, -1, "blocked");
             if hardline {
@@ -293,6 +301,9 @@ pub fn run(services: &Arc<CoreServices>, args: Value, ctx: &ToolContext) -> Tool
     if let Some(note) = confinement_note(kind, settings, human_approved, outcome.exit_code, &text) {
         result.insert("confinement".into(), json!(note));
     }
+    if let Some(note) = floor_note(kind, settings, human_approved) {
+        result.insert("floor".into(), json!(note));
+    }
     if let Some(path) = &outcome.output.full_output_path {
         result.insert("full_output_path".into(), json!(path.display().to_string()));
     }
@@ -332,8 +343,10 @@ fn confinement_note(
     (kind == BackendKind::Local && confined && exit_code != 0 && denied).then_some(
         "The command may have been stopped by the local kernel floor (terminal.local.confine): \
          commands that run without a human's approval cannot write outside the working \
-         directory, the home directory, /tmp and configured paths, cannot write block devices \
-         or /proc/sysrq-trigger, and cannot reboot, mount, load modules or signal every process.",
+         directory, /tmp, ~/.cache and configured paths (home dotfiles and toolhost's own \
+         files stay read-only), cannot write block devices or /proc/sysrq-trigger, cannot \
+         signal processes outside their own tree or PID 1, and cannot reboot, mount or load \
+         modules. Ask the user to approve the command if it really needs more.",
     )
 }
 
@@ -393,10 +406,25 @@ fn start_background(
             env.kind()
         ));
     }
+    if let Some(note) = floor_note(env.kind(), services.environments.settings(), approval.human) {
+        result["floor"] = json!(note);
+    }
     if let Some(note) = approval_note {
         result["approval"] = json!(note);
     }
     result
+}
+
+/// The result's `floor` note when a human's approval lifted the local kernel floor for
+/// this command (docs/terminal.md, "The kernel floor").
+fn floor_note(kind: BackendKind, settings: &TerminalSettings, human: bool) -> Option<&'static str> {
+    use crate::environments::exec_policy::{Approval, LIFTED_NOTE, lifted};
+    let approval = if human {
+        Approval::Human
+    } else {
+        Approval::Unjudged
+    };
+    (kind == BackendKind::Local && lifted(&settings.local, approval)).then_some(LIFTED_NOTE)
 }
 
 fn json_type(v: &Value) -> &'static str {

@@ -36,6 +36,7 @@ use crate::services::CoreServices;
 use crate::tools::args::{self, Given, lenient};
 use crate::tools::file_guard::checked_write_target;
 use crate::tools::file_lookup::{io_failure, write_failure};
+use crate::tools::guarded_write::{approve_write, guarded_area};
 use crate::tools::secret_files::{SecretFiles, configured};
 use crate::tools::text_file::{BOM, detect_line_ending, normalize_line_endings};
 
@@ -182,11 +183,23 @@ fn write_file(
              Patch around the secret instead, or ask the user to edit it."
         )));
     }
+    let approval = match guarded_area(&services.home, &[resolved.as_path(), target.as_path()]) {
+        None => None,
+        Some(area) => {
+            match approve_write(services, ctx, "write_file", path, &area, Some(content)) {
+                Ok(note) => note,
+                Err(reason) => return Ok(tool_error(reason)),
+            }
+        }
+    };
     let bytes = fitted_to_existing(content, old.as_deref());
     match write_text(fs.as_ref(), &target, &resolved, &bytes, expected.as_ref()) {
         Ok(mut result) => {
             if let Some(lint) = lint(&resolved, content) {
                 result.insert("lint".into(), lint);
+            }
+            if let Some(note) = approval {
+                result.insert("approval".into(), json!(note));
             }
             Ok(Value::Object(result))
         }

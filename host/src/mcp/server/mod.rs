@@ -46,7 +46,23 @@ pub async fn serve_stdio(
     stop: CancellationToken,
 ) -> Result<(), StdioServeError> {
     let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
-    let transport = stdio_transport::LineTransport::new(stdin, stdout);
+    serve_stdio_on(core, stop, stdin, stdout).await
+}
+
+/// Serve `core` on `read`/`write` (the client's stdin and the protocol's stdout, which
+/// `toolhost mcp serve` moves off fd 1 so nothing else can write to it) until the
+/// client disconnects or `stop` fires.
+pub async fn serve_stdio_on<R, W>(
+    core: Arc<ServerCore>,
+    stop: CancellationToken,
+    read: R,
+    write: W,
+) -> Result<(), StdioServeError>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let transport = stdio_transport::LineTransport::new(read, write);
     let service = ToolhostServer::new(core)
         .serve_with_ct(transport, stop)
         .await

@@ -4,10 +4,16 @@
 //! channel ([`Conn`]) with deadline- and cancellation-aware reads.
 //!
 //! Every child gets, between `fork` and `exec`: the parent-death signal (it never
-//! outlives the host), the address-space cap (`RLIMIT_AS`) and, when configured, the
+//! outlives the host), its memory limit ([`super::memory`]: it moves itself into its
+//! own cgroup, or gets the address-space fallback) and, when configured, the
 //! Landlock/seccomp floor of the local terminal backend (see
-//! `tools_core::environments::confine`). The native plugin host sets its own limit
-//! again after moving its channel, which is harmless.
+//! `tools_core::environments::confine`). The native plugin host sets its own
+//! address-space limit again after moving its channel, which is harmless.
+//!
+//! A child is ended politely ([`Conn::close`]): its input is closed (the protocol's
+//! "exit now"; the Python plugin host then runs `on_session_finalize` hooks and exits,
+//! running `atexit`), then SIGTERM, each followed by a grace period, and SIGKILL last.
+//! Only a child that hangs or passed a deadline is killed at once ([`Conn::end`]).
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -16,9 +22,10 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
-use tools_core::environments::confine;
+use tools_core::environments::exec_policy;
 
 use super::exit::describe;
+use super::memory::Cap;
 use super::plugin::ProcessLimits;
 use super::protocol::{ChildFrame, FrameError, split_frame};
 use crate::plugins::loader::LoadError;
@@ -51,14 +58,14 @@ pub enum Launch {
 }
 
 impl Launch {
-    fn command(&self, name: &str, limits: &ProcessLimits) -> Command {
+    fn command(&self, name: &str, address_space: u64) -> Command {
         match self {
             Launch::Native {
                 library,
                 host_info,
                 cpu,
             } => {
-                let mut cmd = Command::new(super::host_binary());
+                let mut cmd = exec_policy::command(super::host_binary());
                 if let Some(cpu) = cpu {
                     cmd.env(CPU_ENV, cpu.to_string());
                 }
@@ -66,14 +73,14 @@ impl Launch {
                     .arg("--name")
                     .arg(name)
                     .arg("--memory-limit")
-                    .arg(limits.memory_bytes.to_string())
+                    .arg(address_space.to_string())
                     .arg("--host-info")
                     .arg(host_info)
                     .arg(library);
                 cmd
             }
             Launch::Program { program, args, env } => {
-                let mut cmd = Command::new(program);
+                let mut cmd = exec_policy::command(program);
                 cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
                 cmd
             }
@@ -106,7 +113,10 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// A running child and its channel.
 pub struct Conn {
     pub(super) child: Child,
-    pub(super) stdin: ChildStdin,
+    /// The channel to the child; `None` once closed (asking it to exit).
+    stdin: Option<ChildStdin>,
+    /// Its memory limit (a cgroup is removed after the child).
+    cap: Cap,
     stdout: ChildStdout,
     buf: Vec<u8>,
     /// Where each `read` lands: allocated (and zeroed) once per child, not per frame —
@@ -125,12 +135,21 @@ impl Drop for Conn {
     }
 }
 
-/// Death signal and address-space cap, in the child before `exec`.
+/// Death signal, cgroup and address-space cap, in the child before `exec`.
 #[allow(unsafe_code)]
-fn child_limits(memory_bytes: u64) -> std::io::Result<()> {
+fn child_limits(memory_bytes: u64, cgroup_procs: Option<i32>) -> std::io::Result<()> {
     // SAFETY: prctl with integer arguments only; async-signal-safe.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
         return Err(std::io::Error::last_os_error());
+    }
+    if let Some(fd) = cgroup_procs {
+        // "0" moves the writing process; a child that cannot join its cgroup does not
+        // run unlimited.
+        // SAFETY: write(2) of a static buffer to a descriptor opened before the fork;
+        // async-signal-safe.
+        if unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
     if memory_bytes > 0 {
         let limit = libc::rlimit {
@@ -150,17 +169,25 @@ impl Conn {
     #[allow(unsafe_code)]
     pub fn spawn(launch: &Launch, name: &str, limits: &ProcessLimits) -> Result<Conn, LoadError> {
         use std::os::unix::process::CommandExt;
-        let mut cmd = launch.command(name, limits);
+        let cap = Cap::prepare(name, limits.memory_bytes);
+        let memory = cap.address_space();
+        let cgroup_procs = cap.procs_fd();
+        let mut cmd = launch.command(name, memory);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        let memory = limits.memory_bytes;
         // SAFETY: the closure runs between fork and exec and only makes system calls
-        // (prctl, setrlimit) on values copied before the fork; it allocates nothing.
+        // (prctl, write, setrlimit) on values copied before the fork; it allocates
+        // nothing.
         unsafe {
-            cmd.pre_exec(move || child_limits(memory));
+            cmd.pre_exec(move || child_limits(memory, cgroup_procs));
         }
-        confine::attach(&mut cmd, limits.confinement.clone());
+        exec_policy::apply(
+            &mut cmd,
+            &exec_policy::Floor::fixed(limits.confinement.clone()),
+            exec_policy::CodePath::Plugin,
+            exec_policy::Approval::Unjudged,
+        );
         let mut child = cmd.spawn().map_err(|e| {
             LoadError::Process(format!("cannot start {}: {e}", launch.program().display()))
         })?;
@@ -171,7 +198,8 @@ impl Conn {
         };
         Ok(Conn {
             child,
-            stdin,
+            stdin: Some(stdin),
+            cap,
             stdout,
             buf: Vec::new(),
             chunk: vec![0u8; READ_CHUNK].into_boxed_slice(),
@@ -181,6 +209,19 @@ impl Conn {
     /// The child's pid.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The channel to the child, while open.
+    pub fn input(&mut self) -> std::io::Result<&mut ChildStdin> {
+        self.stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+    }
+
+    /// OOM kills in the child's cgroup so far (0 without one): a rise during a request
+    /// means the limit killed a process the plugin started.
+    pub fn oom_kills(&self) -> u64 {
+        self.cap.oom_kills()
     }
 
     /// Read one frame, giving up at `deadline` or when `cancelled` says so.
@@ -260,8 +301,62 @@ impl Conn {
                 }
             }
         };
+        self.how(status)
+    }
+
+    /// Ask the child to exit and wait for it: close its input, wait up to `grace`;
+    /// SIGTERM, wait up to `grace` again; then SIGKILL. How it ended.
+    pub fn close(mut self, grace: Duration) -> String {
+        drop(self.stdin.take());
+        if let Some(status) = self.wait_for(grace) {
+            return self.how(Ok(status));
+        }
+        tracing::debug!(
+            pid = self.pid(),
+            "plugin process still running after its input closed; SIGTERM"
+        );
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = rustix::process::kill_process(
+                rustix::process::Pid::from_raw(pid).unwrap_or(rustix::process::Pid::INIT),
+                rustix::process::Signal::TERM,
+            );
+        }
+        if let Some(status) = self.wait_for(grace) {
+            return self.how(Ok(status));
+        }
+        tracing::warn!(pid = self.pid(), "plugin process ignored SIGTERM; killed");
+        let _ = self.child.kill();
+        let status = self.child.wait();
+        self.how(status)
+    }
+
+    /// The child's status once it exits within `limit`.
+    fn wait_for(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let until = Instant::now() + limit;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    /// `status` in words, with what the memory limit had to do with it.
+    fn how(&self, status: std::io::Result<std::process::ExitStatus>) -> String {
+        use std::os::unix::process::ExitStatusExt;
         match status {
-            Ok(status) => describe(status),
+            Ok(status) => {
+                let text = describe(status);
+                match self.cap.death_note(0, status.signal()) {
+                    Some(note) => format!("{text}; {note}"),
+                    None => text,
+                }
+            }
             Err(e) => format!("could not be waited for ({e})"),
         }
     }

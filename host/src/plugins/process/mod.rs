@@ -3,8 +3,8 @@
 //! limits as an in-process one.
 //!
 //! Which plugins run where is [`Isolation`], chosen by [`choose`]: `[plugins.isolation]`
-//! per name, then the manifest's `isolation`, then in-process for bundled plugins, then
-//! `plugins.default_isolation`. The child ([`child`]) loads the library with the same
+//! per name, then the manifest's `isolation = "process"`, then in-process for bundled
+//! plugins, then `plugins.default_isolation` (`process` unless configured). The child ([`child`]) loads the library with the same
 //! loader and checks and answers over a framed pipe ([`protocol`]); the host side
 //! ([`plugin::ProcessPlugin`]) turns a crash into an error naming the signal, restarts
 //! the child with backoff, kills it when a call passes its timeout, and gives up after
@@ -13,8 +13,11 @@
 pub mod child;
 pub mod exit;
 pub mod launch;
+pub mod memory;
+pub mod nested;
 pub mod plugin;
 pub mod protocol;
+pub mod shutdown;
 
 use std::path::PathBuf;
 
@@ -61,8 +64,10 @@ impl std::fmt::Display for Isolation {
     }
 }
 
-/// The isolation of plugin `name` from `source`: the config's per-name choice, else the
-/// manifest's, else in-process for bundled plugins, else the config's default.
+/// The isolation of plugin `name` from `source`: the config's per-name choice, else
+/// `process` when the manifest asks for it, else in-process for bundled plugins, else
+/// the config's default. A manifest cannot ask for `in-process`: where a third-party
+/// plugin's code runs is the user's choice, not its author's (docs/plugin-isolation.md).
 pub fn choose(
     config: &super::PluginsSettings,
     name: &str,
@@ -72,8 +77,8 @@ pub fn choose(
     if let Some(chosen) = config.isolation.get(name) {
         return *chosen;
     }
-    if let Some(asked) = manifest {
-        return asked;
+    if manifest == Some(Isolation::Process) {
+        return Isolation::Process;
     }
     if source == PluginSource::Bundled {
         return Isolation::InProcess;
@@ -129,7 +134,7 @@ mod tests {
                 "x",
                 PluginSource::User,
                 Some(Isolation::InProcess),
-                Isolation::InProcess,
+                Isolation::Process,
             ),
             (&config, "x", PluginSource::User, None, Isolation::Process),
             (
@@ -139,12 +144,13 @@ mod tests {
                 None,
                 Isolation::InProcess,
             ),
+            (&default, "x", PluginSource::User, None, Isolation::Process),
             (
                 &default,
                 "x",
-                PluginSource::User,
-                None,
-                Isolation::InProcess,
+                PluginSource::Installed,
+                Some(Isolation::InProcess),
+                Isolation::Process,
             ),
             (
                 &default,

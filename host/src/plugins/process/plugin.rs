@@ -10,7 +10,7 @@
 //! reached.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,7 @@ use tools_core::code_exec::colocate::Colocation;
 use tools_core::environments::confine::Confinement;
 
 use super::launch::{Conn, Launch, ReadFail};
+use super::nested;
 use super::protocol::{
     Answer, Callback, ChildFrame, Op, Request, Response, WireError, write_frame,
 };
@@ -77,8 +78,17 @@ pub enum ProcessFault {
 #[derive(Default)]
 struct State {
     conn: Option<Conn>,
-    next_id: u64,
     retry_at: Option<Instant>,
+}
+
+/// Why an exchange got no answer.
+enum Fail {
+    /// The channel broke (the child died or sent garbage).
+    Broken,
+    /// The deadline passed.
+    Deadline,
+    /// The caller cancelled.
+    Cancelled,
 }
 
 /// One plugin served by a child process.
@@ -87,6 +97,9 @@ pub struct ProcessPlugin {
     launch: Mutex<Launch>,
     limits: ProcessLimits,
     state: Mutex<State>,
+    next_id: AtomicU64,
+    /// Set by [`ProcessPlugin::shutdown`]: no child is started after it.
+    closed: AtomicBool,
     pid: AtomicU32,
     restarts: AtomicU32,
     crashes: AtomicU32,
@@ -150,6 +163,8 @@ impl ProcessPlugin {
             launch: Mutex::new(launch),
             limits,
             state: Mutex::new(State::default()),
+            next_id: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
             pid: AtomicU32::new(0),
             restarts: AtomicU32::new(0),
             crashes: AtomicU32::new(0),
@@ -275,6 +290,10 @@ impl ProcessPlugin {
         timeout: Option<Duration>,
         cancelled: Option<&dyn Fn() -> bool>,
     ) -> Result<Answer, ProcessFault> {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        if let Some(conn) = nested::take(self.key()) {
+            return self.nested_request(conn, op, deadline, cancelled, timeout);
+        }
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         // A child that died between requests (a thread of the plugin crashed it) is
         // counted and replaced before this request is sent.
@@ -286,59 +305,127 @@ impl ProcessPlugin {
         if state.conn.is_none() {
             self.restart(&mut state)?;
         }
-        state.next_id += 1;
-        let id = state.next_id;
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let callbacks = self
-            .callbacks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let Some(conn) = state.conn.as_mut() else {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let Some(conn) = state.conn.take() else {
             return Err(self.unavailable("no plugin process"));
         };
         // This thread and the child's serving loop on one CPU until the answer is read.
         let _held = self.colocation.as_ref().map(Colocation::hold);
-        if write_frame(&mut conn.stdin, &Request { id, op }).is_err() {
-            return Err(self.crashed(&mut state));
+        let oom_before = conn.oom_kills();
+        let (conn, result) = self.exchange(conn, id, op, deadline, cancelled);
+        if let Some(conn) = &conn
+            && conn.oom_kills() > oom_before
+        {
+            tracing::warn!(plugin = %self.name, "the memory limit (plugins.memory_limit_mb) killed a process the plugin started");
+        }
+        state.conn = conn;
+        match result {
+            Ok(answer) => Ok(answer),
+            Err(Fail::Broken) => Err(self.crashed(&mut state)),
+            Err(Fail::Deadline) => {
+                self.kill(&mut state);
+                let seconds = timeout.map_or(0.0, |t| t.as_secs_f64());
+                tracing::warn!(plugin = %self.name, "call timed out after {seconds}s; plugin process killed");
+                Err(ProcessFault::TimedOut { seconds })
+            }
+            Err(Fail::Cancelled) => {
+                self.kill(&mut state);
+                tracing::info!(plugin = %self.name, "call cancelled; plugin process killed");
+                Err(ProcessFault::Cancelled)
+            }
+        }
+    }
+
+    /// A request made while this thread answers one of the plugin's callbacks, over the
+    /// channel lent to it ([`nested`]). A failure drops the channel (killing the child):
+    /// the request that made the callback then finds it gone and reports the crash.
+    fn nested_request(
+        &self,
+        conn: Conn,
+        op: Op,
+        deadline: Option<Instant>,
+        cancelled: Option<&dyn Fn() -> bool>,
+        timeout: Option<Duration>,
+    ) -> Result<Answer, ProcessFault> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let (conn, result) = self.exchange(conn, id, op, deadline, cancelled);
+        match (conn, result) {
+            (Some(conn), Ok(answer)) => {
+                nested::lend(self.key(), conn);
+                Ok(answer)
+            }
+            (_, Ok(_) | Err(Fail::Broken)) => Err(ProcessFault::Crashed {
+                plugin: self.name.clone(),
+                how: "broke its channel while the host answered it".into(),
+                crashes: self.crashes(),
+                final_crash: false,
+            }),
+            (_, Err(Fail::Deadline)) => Err(ProcessFault::TimedOut {
+                seconds: timeout.map_or(0.0, |t| t.as_secs_f64()),
+            }),
+            (_, Err(Fail::Cancelled)) => Err(ProcessFault::Cancelled),
+        }
+    }
+
+    /// This plugin's key among the channels lent to a thread.
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Send request `id` over `conn` and read until its answer, answering the child's
+    /// callbacks meanwhile (with `conn` lent to this thread, see [`nested`]). The
+    /// channel comes back unless a nested request broke it.
+    fn exchange(
+        &self,
+        mut conn: Conn,
+        id: u64,
+        op: Op,
+        deadline: Option<Instant>,
+        cancelled: Option<&dyn Fn() -> bool>,
+    ) -> (Option<Conn>, Result<Answer, Fail>) {
+        if send(&mut conn, &Request { id, op }).is_err() {
+            return (Some(conn), Err(Fail::Broken));
         }
         loop {
-            let Some(conn) = state.conn.as_mut() else {
-                return Err(self.unavailable("no plugin process"));
-            };
             match conn.read_frame(deadline, cancelled) {
                 Ok(ChildFrame::Response(response)) if response.id == id => {
-                    return Ok(response.result);
+                    return (Some(conn), Ok(response.result));
                 }
                 Ok(ChildFrame::Callback {
                     id: asked,
                     callback,
                 }) if asked == id => {
-                    let result = match &callbacks {
-                        Some(handler) => handler(&callback),
-                        None => Answer::Err(WireError {
-                            kind: "unavailable".into(),
-                            message: "this host answers no plugin callbacks".into(),
-                            detail: None,
-                        }),
+                    nested::lend(self.key(), conn);
+                    let result = self.answer_callback(&callback);
+                    let Some(back) = nested::take(self.key()) else {
+                        return (None, Err(Fail::Broken));
                     };
-                    if write_frame(&mut conn.stdin, &Response { id, result }).is_err() {
-                        return Err(self.crashed(&mut state));
+                    conn = back;
+                    if send(&mut conn, &Response { id, result }).is_err() {
+                        return (Some(conn), Err(Fail::Broken));
                     }
                 }
-                Ok(_) | Err(ReadFail::Broken(_)) => return Err(self.crashed(&mut state)),
-                Err(ReadFail::Deadline) => {
-                    self.kill(&mut state);
-                    let seconds = timeout.map_or(0.0, |t| t.as_secs_f64());
-                    tracing::warn!(plugin = %self.name, "call timed out after {seconds}s; plugin process killed");
-                    return Err(ProcessFault::TimedOut { seconds });
-                }
-                Err(ReadFail::Cancelled) => {
-                    self.kill(&mut state);
-                    tracing::info!(plugin = %self.name, "call cancelled; plugin process killed");
-                    return Err(ProcessFault::Cancelled);
-                }
+                Ok(_) | Err(ReadFail::Broken(_)) => return (Some(conn), Err(Fail::Broken)),
+                Err(ReadFail::Deadline) => return (Some(conn), Err(Fail::Deadline)),
+                Err(ReadFail::Cancelled) => return (Some(conn), Err(Fail::Cancelled)),
             }
+        }
+    }
+
+    /// The host's answer to `callback`.
+    fn answer_callback(&self, callback: &Callback) -> Answer {
+        let handler = self
+            .callbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match handler {
+            Some(handler) => handler(callback),
+            None => Answer::Err(WireError {
+                kind: "unavailable".into(),
+                message: "this host answers no plugin callbacks".into(),
+                detail: None,
+            }),
         }
     }
 
@@ -355,6 +442,34 @@ impl ProcessPlugin {
     pub fn stop(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         self.kill(&mut state);
+    }
+
+    /// Ask the child to exit, as the host does when it exits: its input closed, then
+    /// SIGTERM, each with `grace` to exit, then SIGKILL ([`Conn::close`]), so that its
+    /// exit handlers run. A request still in flight after `grace` is left to the child's
+    /// death with the host.
+    pub fn shutdown(&self, grace: Duration) {
+        let until = Instant::now() + grace;
+        let mut state = loop {
+            match self.state.try_lock() {
+                Ok(state) => break state,
+                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    tracing::warn!(plugin = %self.name, "busy at shutdown; not waited for");
+                    return;
+                }
+            }
+        };
+        if let Some(conn) = state.conn.take() {
+            let how = conn.close(grace);
+            tracing::debug!(plugin = %self.name, "plugin process {how} at shutdown");
+        }
+        self.pid.store(0, Ordering::Relaxed);
+        // No new child after shutdown.
+        self.closed.store(true, Ordering::Release);
     }
 
     fn unavailable(&self, reason: &str) -> ProcessFault {
@@ -385,6 +500,9 @@ impl ProcessPlugin {
 
     /// Start a new child after the backoff.
     fn restart(&self, state: &mut State) -> Result<(), ProcessFault> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(self.unavailable("the host is shutting down"));
+        }
         let crashes = self.crashes();
         let max = self.limits.max_crashes;
         if self.gave_up() {
@@ -412,6 +530,11 @@ impl ProcessPlugin {
             }
         }
     }
+}
+
+/// Write `frame` to the child.
+fn send(conn: &mut Conn, frame: &impl serde::Serialize) -> Result<(), super::protocol::FrameError> {
+    write_frame(conn.input()?, frame)
 }
 
 /// The declaration in a plugin process's first frame.

@@ -25,6 +25,7 @@ import inspect
 import json
 import logging
 import os
+import signal
 import struct
 import sys
 import traceback
@@ -51,6 +52,9 @@ SUPPORTED_HOOKS = (
     "post_approval_response",
 )
 SUPPORTED_MIDDLEWARE = ("tool_request",)
+# Hooks run once when the host shuts the plugin down (Hermes' CLI fires
+# on_session_finalize at exit); then the interpreter exits normally, running atexit.
+SHUTDOWN_HOOKS = ("on_session_finalize",)
 
 log = logging.getLogger("toolhost.python_plugin")
 
@@ -161,7 +165,7 @@ class PluginContext:
         )
 
     def register_hook(self, hook_name, callback):
-        if hook_name not in SUPPORTED_HOOKS:
+        if hook_name not in SUPPORTED_HOOKS and hook_name not in SHUTDOWN_HOOKS:
             self._plugin.unsupported("hook %s (toolhost has no such event)" % hook_name)
         self._plugin.hooks.setdefault(hook_name, []).append(callback)
 
@@ -399,12 +403,30 @@ class Plugin:
                 },
             }
         )
-        answer = self.channel.read()
-        if answer is None:
-            raise HostError("the host closed the channel")
+        answer = self.serve_until_answer()
         if "err" in answer:
             raise HostError(answer["err"].get("message", "dispatch_tool failed"))
         return answer.get("ok", "")
+
+    def serve_until_answer(self):
+        """Read frames until the host answers the callback in flight, serving the
+        requests the host sends meanwhile (the dispatched call's pipeline may run this
+        plugin's own hooks, or its tools)."""
+        asked = self.current_id
+        while True:
+            frame = self.channel.read()
+            if frame is None:
+                raise HostError("the host closed the channel")
+            if "op" not in frame:
+                return frame
+            self.channel.write(answer_request(self, frame))
+            self.current_id = asked
+
+    def finalize(self):
+        """The host is shutting the plugin down: Hermes' on_session_finalize hooks."""
+        for name in SHUTDOWN_HOOKS:
+            self._invoke(name, {"session_id": None, "platform": "toolhost",
+                                "reason": "shutdown"})
 
     def _callbacks(self, name):
         return list(self.hooks.get(name, []))
@@ -665,22 +687,36 @@ def serve(spec):
         channel.write(answer)
         return
     channel.write(dict({"id": 0}, ok=json.dumps(plugin.declaration())))
-    while True:
-        request = channel.read()
-        if request is None:
-            return
-        rid = request.get("id", 0)
-        plugin.current_id = rid
-        try:
-            answer = run(plugin, request)
-        except Unavailable as exc:
-            answer = error_answer("unavailable", str(exc))
-        except Exception as exc:
-            log.error("%s failed:\n%s", request.get("op"), traceback.format_exc())
-            answer = error_answer("panic", "%s: %s" % (type(exc).__name__, exc))
+    # SIGTERM (the host's second request to exit) unwinds like an exit, so that the
+    # finalize hooks and atexit handlers still run; SIGKILL follows after a grace period.
+    # A handler the plugin installed itself is left alone.
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    try:
+        while True:
+            request = channel.read()
+            if request is None:
+                return
+            channel.write(answer_request(plugin, request))
+    finally:
         plugin.current_id = None
-        answer["id"] = rid
-        channel.write(answer)
+        plugin.finalize()
+
+
+def answer_request(plugin, request):
+    """Run one request of the host and build its answer frame."""
+    rid = request.get("id", 0)
+    plugin.current_id = rid
+    try:
+        answer = run(plugin, request)
+    except Unavailable as exc:
+        answer = error_answer("unavailable", str(exc))
+    except Exception as exc:
+        log.error("%s failed:\n%s", request.get("op"), traceback.format_exc())
+        answer = error_answer("panic", "%s: %s" % (type(exc).__name__, exc))
+    plugin.current_id = None
+    answer["id"] = rid
+    return answer
 
 
 def run(plugin, request):

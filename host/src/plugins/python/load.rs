@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Weak};
 
 use serde_json::Value;
+use tools_core::code_exec::ToolCaller;
 use tools_core::{Home, Hooks, Registry, ToolContext, ToolSource};
 
 use super::manifest::python_manifest;
@@ -13,7 +14,20 @@ use super::shim::{self, EntryPoint, Spec, Target};
 use crate::plugins::discovery::{Candidate, Failure, PluginKind, PluginSource};
 use crate::plugins::process::protocol::{Answer, Callback, WireError};
 use crate::plugins::process::{CallbackHandler, Isolation, ProcessLimits, ProcessPlugin, plugin};
-use crate::plugins::{PluginRecord, PluginRuntime, PluginsSettings, RuntimeLimits};
+use crate::plugins::{PluginRecord, PluginRuntime, PluginSet, PluginsSettings, RuntimeLimits};
+
+/// The type of the empty pipeline a plugin has until the host routes its dispatches.
+struct NoPipeline;
+
+impl ToolCaller for NoPipeline {
+    fn call(&self, _: &str, _: &serde_json::Value, _: &ToolContext) -> String {
+        String::new()
+    }
+
+    fn available(&self, _: &str) -> bool {
+        false
+    }
+}
 
 /// True when the entry points of the Python environment should be listed: Python
 /// plugins can only load when named in `plugins.enabled`, so a host with nothing
@@ -78,10 +92,17 @@ fn hermes_source(source: PluginSource) -> &'static str {
     }
 }
 
-/// `ctx.dispatch_tool`: run a registry tool for the plugin (Hermes: straight through
-/// the registry, no hooks or approval). A plugin may not dispatch its own tools (its
-/// process is busy serving the call that asks).
-pub fn dispatch_callback(plugin: &str, registry: &Arc<Registry>) -> Arc<CallbackHandler> {
+/// `ctx.dispatch_tool`: run a tool for the plugin through the host's whole dispatch
+/// pipeline (`caller`: hooks — a policy plugin's `pre_tool_call` deny rule —, approval,
+/// limits), as the model's own calls run; Hermes goes straight through its registry,
+/// toolhost does not let a plugin step around the pipeline (docs/python-plugins.md). A
+/// plugin may not dispatch its own tools. Until the host has a pipeline (while plugins
+/// load) and after it shut down, the call is refused.
+pub fn dispatch_callback(
+    plugin: &str,
+    registry: &Arc<Registry>,
+    caller: Weak<dyn ToolCaller>,
+) -> Arc<CallbackHandler> {
     let registry: Weak<Registry> = Arc::downgrade(registry);
     let owner = ToolSource::Plugin(plugin.to_string());
     Arc::new(move |callback: &Callback| {
@@ -97,8 +118,8 @@ pub fn dispatch_callback(plugin: &str, registry: &Arc<Registry>) -> Arc<Callback
                 detail: None,
             })
         };
-        let Some(registry) = registry.upgrade() else {
-            return refuse("the host is shutting down".into());
+        let (Some(registry), Some(caller)) = (registry.upgrade(), caller.upgrade()) else {
+            return refuse("the host is not running its dispatch pipeline".into());
         };
         if registry
             .get(tool)
@@ -114,8 +135,26 @@ pub fn dispatch_callback(plugin: &str, registry: &Arc<Registry>) -> Arc<Callback
             args.clone()
         };
         let ctx = ToolContext::for_task(task_id.as_str());
-        Answer::Ok(registry.dispatch_blocking(tool, args, &ctx).text)
+        Answer::Ok(caller.call(tool, &args, &ctx))
     })
+}
+
+/// Route the `ctx.dispatch_tool` of every loaded Python plugin of `plugins` through
+/// `caller`, the host's dispatch pipeline (held weakly: the pipeline holds the registry,
+/// which holds the plugins).
+pub fn route_dispatch(plugins: &PluginSet, registry: &Arc<Registry>, caller: &Arc<dyn ToolCaller>) {
+    for record in plugins.records() {
+        if record.kind != PluginKind::Python {
+            continue;
+        }
+        if let Some(process) = record.runtime.as_ref().and_then(|r| r.process()) {
+            process.set_callbacks(dispatch_callback(
+                &record.name,
+                registry,
+                Arc::downgrade(caller),
+            ));
+        }
+    }
 }
 
 /// Start the Python plugin of `candidate` and join it (see the module docs).
@@ -146,7 +185,11 @@ pub fn load_one(
     if let Some(profile) = &config.python.profile_name {
         spec.profile_name = profile.clone();
     }
-    let launch = spec.launch(&interpreter);
+    let hermes_home = match super::hermes_home::prepare(home) {
+        Ok(dir) => dir,
+        Err(err) => return record.fail(err.to_string(), err.to_string()),
+    };
+    let launch = spec.launch(&interpreter, &hermes_home);
     let (process, hello) = match ProcessPlugin::launch(name, launch, limits.clone()) {
         Ok(started) => started,
         Err(err) => return record.fail(err.to_string(), err.detail()),
@@ -161,7 +204,9 @@ pub fn load_one(
         manifest.overrides = extras.overrides.clone();
     }
     let process = Arc::new(process);
-    process.set_callbacks(dispatch_callback(name, registry));
+    // Until the host routes it through its pipeline ([`route_dispatch`]).
+    let no_pipeline: Weak<dyn ToolCaller> = Weak::<NoPipeline>::new();
+    process.set_callbacks(dispatch_callback(name, registry, no_pipeline));
     let limits = RuntimeLimits::for_plugin(config, name);
     let runtime = PluginRuntime::new_process(name, process, limits, registry, hooks);
     record.unsupported = extras.unsupported;

@@ -65,21 +65,14 @@ fn text(value: &Yaml) -> Option<String> {
     }
 }
 
-/// A Hermes version string as semver: `1.2.3` as is, `1` / `1.2` padded, anything else
-/// `0.0.0` (the original stays in the warning).
+/// A Hermes version string as semver: read as PEP 440 (`1.2.3`, `1`, `0.2.0a9`,
+/// `2026.6.11.1`, ...; see [`super::pep440`]), anything else `0.0.0` (the original
+/// stays in the warning).
 pub fn lenient_version(version: &str) -> Result<Version, Version> {
     if let Ok(v) = Version::parse(version) {
         return Ok(v);
     }
-    let parts: Vec<&str> = version.trim_start_matches('v').split('.').collect();
-    if parts.len() <= 3 && parts.iter().all(|p| p.parse::<u64>().is_ok()) {
-        let mut padded: Vec<&str> = parts;
-        padded.resize(3, "0");
-        if let Ok(v) = Version::parse(&padded.join(".")) {
-            return Ok(v);
-        }
-    }
-    Err(Version::new(0, 0, 0))
+    super::pep440::parse(version).ok_or(Version::new(0, 0, 0))
 }
 
 /// The host manifest for a Python plugin named `name` at `version`.
@@ -89,7 +82,9 @@ pub fn python_manifest(name: &str, version: &str, description: &str) -> (Manifes
         Ok(v) => v,
         Err(v) => {
             if !version.is_empty() {
-                warnings.push(format!("version {version:?} is not semver; shown as 0.0.0"));
+                warnings.push(format!(
+                    "version {version:?} is not a PEP 440 version; shown as 0.0.0"
+                ));
             }
             v
         }
@@ -165,7 +160,11 @@ mod tests {
         for (given, expected) in cases {
             assert_eq!(lenient_version(given).unwrap().to_string(), expected);
         }
-        assert_eq!(lenient_version("2026.6.11.1"), Err(Version::new(0, 0, 0)));
+        assert_eq!(
+            lenient_version("0.2.0a9").unwrap().to_string(),
+            "0.2.0-a9",
+            "pre-releases are versions (issue #28)"
+        );
         assert_eq!(lenient_version("beta"), Err(Version::new(0, 0, 0)));
     }
 

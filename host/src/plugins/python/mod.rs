@@ -18,8 +18,10 @@
 //! apply unchanged. What a plugin registers that toolhost cannot serve is listed as
 //! "unsupported: …" by `plugins info`.
 
+pub mod hermes_home;
 pub mod load;
 pub mod manifest;
+pub mod pep440;
 pub mod shim;
 
 use std::path::{Path, PathBuf};

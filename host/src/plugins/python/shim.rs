@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::hermes_home::HERMES_HOME_ENV;
 use crate::plugins::process::Launch;
 
 /// The source of the Python plugin host.
@@ -83,13 +84,17 @@ impl Spec {
         }
     }
 
-    /// How to start the plugin host for this spec with `interpreter`.
-    pub fn launch(&self, interpreter: &Path) -> Launch {
+    /// How to start the plugin host for this spec with `interpreter`, its Hermes home
+    /// being `hermes_home` (`super::hermes_home`).
+    pub fn launch(&self, interpreter: &Path, hermes_home: &Path) -> Launch {
         let spec = serde_json::to_string(self).unwrap_or_else(|_| "{}".into());
         Launch::Program {
             program: interpreter.to_path_buf(),
             args: vec!["-c".into(), SOURCE.into(), OsString::from(spec)],
-            env: vec![("PYTHONUNBUFFERED".into(), "1".into())],
+            env: vec![
+                ("PYTHONUNBUFFERED".into(), "1".into()),
+                (HERMES_HOME_ENV.into(), hermes_home.into()),
+            ],
         }
     }
 }
@@ -169,6 +174,8 @@ pub enum ListError {
 }
 
 /// The `hermes_agent.plugins` entry points installed for `interpreter`.
+// Lists installed entry points (imports no plugin); plugin processes start in process/launch.rs through the execution policy.
+#[allow(clippy::disallowed_methods)]
 pub fn list_entry_points(interpreter: &Path) -> Result<Vec<EntryPoint>, ListError> {
     let shown = interpreter.display().to_string();
     let mut child = Command::new(interpreter)
@@ -250,13 +257,19 @@ mod tests {
     #[test]
     fn launches_run_the_embedded_source() {
         let spec = Spec::new("demo", &Target::EntryPoint("demo".into()), "entrypoint");
-        let Launch::Program { program, args, .. } = spec.launch(Path::new("/usr/bin/python3"))
-        else {
+        let Launch::Program { program, args, env } = spec.launch(
+            Path::new("/usr/bin/python3"),
+            Path::new("/h/python-plugins/hh"),
+        ) else {
             panic!("not a program launch");
         };
         assert_eq!(program, PathBuf::from("/usr/bin/python3"));
         assert_eq!(args[0], "-c");
         assert_eq!(args[1], SOURCE);
+        assert!(
+            env.contains(&("HERMES_HOME".into(), "/h/python-plugins/hh".into())),
+            "{env:?}"
+        );
     }
 
     #[test]

@@ -151,6 +151,7 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
     }
     let items = options::parse(rest, &spec);
     let mut found_code = false;
+    let mut runs_stdin = false;
     for item in &items {
         let value = match item {
             Item::Short(c, v) if code_flags.contains(c) => *v,
@@ -161,6 +162,7 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
         };
         found_code = true;
         if let Some(text) = value {
+            runs_stdin |= executes_stdin(text);
             code(az, lang, text, false);
         }
     }
@@ -174,8 +176,13 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
             .any(|i| matches!(i, Item::Short('f', _) | Item::Long("file", _)))
         && let Some(i) = ops.next()
     {
+        runs_stdin |= executes_stdin(rest[i].as_str());
         code(az, lang, rest[i].as_str(), false);
         found_code = true;
+    }
+    if runs_stdin {
+        // `echo CMD | perl -e 'system(<STDIN>)'`: the input is a shell command.
+        stdin_code(az, stdin, None);
     }
     if in_place {
         for i in ops {
@@ -200,6 +207,17 @@ pub(crate) fn inline_code(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin
         },
         _ => stdin_code(az, stdin, Some(lang)),
     }
+}
+
+/// Code that hands what it reads on stdin to a shell: `system(<STDIN>)`,
+/// `os.system(sys.stdin.read())`, awk `system($0)` or `print | "sh"`,
+/// `execSync(fs.readFileSync(0))`.
+static STDIN_EXEC: LiteralRegex = LiteralRegex::new(
+    r#"(?:system|exec|execSync|popen|spawn|call|run|check_output|getoutput|shell_exec|passthru|os\.execute|io\.popen)\s*\(?\s*(?:<STDIN>|<>|\$_\b|\$0\b|sys\.stdin|input\(|process\.stdin|(?:fs\.)?readFileSync\(\s*(?:0|["']/dev/stdin["'])|STDIN\.read|\$stdin|gets\b|io\.read|readLines\(\s*["']stdin|readline\()|\$0\s*\|\s*"\s*(?:sh|bash)"|print\s*\|\s*"\s*(?:sh|bash)"|^\s*\{?\s*system\(\s*\$0\s*\)"#,
+);
+
+fn executes_stdin(text: &str) -> bool {
+    STDIN_EXEC.get().is_none_or(|re| re.is_match(text))
 }
 
 /// Markers of code that can run processes, delete or write files, or build code.
@@ -278,7 +296,7 @@ static OPEN_FOR_WRITE: LiteralRegex =
     LiteralRegex::new(r#"open\s*\([^)]*(?:,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|['"]\s*\+?>)"#);
 
 static SHELL_STRINGS: LiteralRegex = LiteralRegex::new(
-    r#"(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
+    r#"(?:system|system2|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script|os\.execute|io\.popen|execute|shell)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*\[?\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
 );
 
 static LIST_ITEM: LiteralRegex = LiteralRegex::new(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'"#);
@@ -291,7 +309,7 @@ static FORK_LOOP: LiteralRegex = LiteralRegex::new(
 );
 
 static TREE_DELETE: LiteralRegex = LiteralRegex::new(
-    r#"(?:rmtree|rm_rf|rm_r|rmSync|rmdirSync|remove_tree|remove_dir_all|rimraf)\s*\(\s*(?:[rbuf]?["']([^"']*)["']|(os\.path\.expanduser\s*\(\s*["']~/?["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*["']HOME["']\s*\]|os\.getenv\(\s*["']HOME["']\s*\)|os\.homedir\(\)|Dir\.home|ENV\[["']HOME["']\]))"#,
+    r#"\b(?:rmtree|rm_rf|rm_r|rmSync|rmdirSync|remove_tree|remove_dir_all|rimraf|removeSync|remove|unlink|rmdir|rm|emptyDirSync|emptyDir)(?:\s*\(\s*|\s+)(?:[rbuf]?["']([^"']*)["']|(os\.path\.expanduser\s*\(\s*["']~/?["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*["']HOME["']\s*\]|os\.getenv\(\s*["']HOME["']\s*\)|(?:require\(\s*["']os["']\s*\)\.|os\.)?homedir\(\)|Dir\.home|ENV\[["']HOME["']\]|\$ENV\{\s*["']?HOME["']?\s*\}|process\.env\.HOME|process\.env\[["']HOME["']\]|Deno\.env\.get\(\s*["']HOME["']\s*\)|path\.expand\(\s*["']~/?["']\s*\)|Sys\.getenv\(\s*["']HOME["']\s*\)|File\.expand_path\(\s*["']~/?["']\s*\)|expanduser\(\s*["']~/?["']\s*\)))"#,
 );
 
 /// Interpreter code that is hardline-shaped: killing every process, fork loops, recursive
@@ -323,6 +341,49 @@ fn hardline_code(az: &mut Analyzer, text: &str) {
 
 static BACKTICKS: LiteralRegex = LiteralRegex::new(r"`([^`]*)`");
 
+/// awk's command pipes: `print "cmd" | "sh"` (the printed text is the shell's input) and
+/// `"cmd" | getline` (the string runs).
+static AWK_PIPES: LiteralRegex = LiteralRegex::new(
+    r#"printf?\s*\(?\s*"((?:\\.|[^"\\])*)"\s*\)?\s*\|\s*"\s*(?:/bin/|/usr/bin/)?(?:sh|bash|dash|zsh|ksh)\b[^"]*"|"((?:\\.|[^"\\])*)"\s*\|\s*getline"#,
+);
+
+/// A command prefix joined to the home directory (`"rm -rf " .. os.getenv("HOME")`,
+/// `'rm -rf ' + process.env.HOME`, `"rm -rf " . $ENV{HOME}`).
+static HOME_CONCAT: LiteralRegex = LiteralRegex::new(
+    r#"["']([^"']*)["']\s*(?:\.\.|\+|\.|,)\s*(?:os\.getenv\(\s*["']HOME["']\s*\)|process\.env\.HOME|process\.env\[["']HOME["']\]|\$ENV\{\s*["']?HOME["']?\s*\}|Sys\.getenv\(\s*["']HOME["']\s*\)|(?:require\(\s*["']os["']\s*\)\.|os\.)homedir\(\)|Dir\.home|ENV\[["']HOME["']\]|os\.environ\[\s*["']HOME["']\s*\]|(?:pathlib\.)?Path\.home\(\)|os\.path\.expanduser\(\s*["']~["']\s*\))"#,
+);
+
+/// Every string literal of code that can run commands, judged as a shell command on its
+/// own: what it would do if it reached a shell through a variable (`cmd="rm -rf /";
+/// system(cmd)`). Only the hardline floor is taken from it (the rest stays `exec.inline_code`).
+fn literal_commands(az: &mut Analyzer, text: &str) {
+    let Some(re) = az.pattern(&LIST_ITEM) else {
+        return;
+    };
+    let literals: Vec<String> = re
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+        .map(|m| m.as_str().to_string())
+        .filter(|s| s.contains(' '))
+        .collect();
+    let mut literals = literals;
+    let names_home = text.contains("HOME") || text.contains("home") || text.contains('~');
+    if names_home && let Some(re) = az.pattern(&HOME_CONCAT) {
+        literals.extend(
+            re.captures_iter(text)
+                .filter_map(|c| c.get(1))
+                .map(|m| format!("{}$HOME", m.as_str())),
+        );
+    }
+    for literal in literals {
+        let mut probe = Analyzer::new();
+        probe.script(&literal);
+        for finding in probe.findings.into_iter().filter(|f| f.rule.hardline) {
+            az.flag(finding);
+        }
+    }
+}
+
 /// Judge interpreter code; analyse the shell commands it passes to `system()` & co.
 pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) {
     let mut risky = RISKY.iter().any(|m| text.contains(m))
@@ -342,6 +403,7 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
         risky = true;
     }
     hardline_code(az, text);
+    super::secrets::in_code(az, text);
     if risky {
         az.flag(Finding::with(
             &rules::INLINE_CODE,
@@ -372,6 +434,18 @@ pub(crate) fn code(az: &mut Analyzer, lang: Lang, text: &str, from_stdin: bool) 
             payloads.push(payload);
         }
     }
+    if lang == Lang::Awk
+        && let Some(re) = az.pattern(&AWK_PIPES)
+    {
+        payloads.extend(
+            re.captures_iter(text)
+                .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+                .map(|m| m.as_str().replace("\\n", "\n")),
+        );
+    }
+    if risky {
+        literal_commands(az, text);
+    }
     if backticks && let Some(re) = az.pattern(&BACKTICKS) {
         payloads.extend(
             re.captures_iter(text)
@@ -399,6 +473,9 @@ mod tests {
             &FORK_LOOP,
             &TREE_DELETE,
             &BACKTICKS,
+            &AWK_PIPES,
+            &HOME_CONCAT,
+            &STDIN_EXEC,
         ];
         for pattern in all {
             assert!(

@@ -209,6 +209,26 @@ pub(crate) fn mongo(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
     }
 }
 
+/// `etcdctl del KEY --prefix|--from-key`, `consul kv delete -recurse`: many keys at once.
+pub(crate) fn kv_delete(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
+    let words: Vec<&str> = args[1..].iter().map(|a| a.as_str()).collect();
+    let deletes = match name {
+        "etcdctl" => {
+            words.iter().any(|w| matches!(*w, "del" | "rm" | "delete"))
+                && words
+                    .iter()
+                    .any(|w| matches!(*w, "--prefix" | "--from-key" | "--prefix=true"))
+        }
+        _ => {
+            words.windows(2).any(|w| w == ["kv", "delete"])
+                && words.iter().any(|w| w.trim_start_matches('-') == "recurse")
+        }
+    };
+    if deletes {
+        az.flag_rule(&rules::KV_DELETE);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,7 +145,11 @@ pub(crate) fn vi(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source
                     ex_command(az, line);
                 }
             }
-            Source::Remote | Source::Decoded | Source::Produced => az.flag_rule(&rules::UNRESOLVED),
+            Source::Remote
+            | Source::Decoded
+            | Source::Produced
+            | Source::Pids
+            | Source::Found(_) => az.flag_rule(&rules::UNRESOLVED),
             Source::Plain => {}
         }
     }

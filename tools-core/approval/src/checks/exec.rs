@@ -50,7 +50,14 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
         if let Some(payload) = operand {
             // `sh -c '...' arg0 arg1`: the words after the payload are `$0`, `$1`, ...
             let params = &rest[(i + 1).min(rest.len())..];
-            az.with_positional(params, true, |az| code_string(az, payload));
+            az.with_positional(params, true, |az| {
+                if *stdin != Source::Plain {
+                    // The payload's first command reads the shell's stdin.
+                    az.set_feed(stdin.clone());
+                }
+                code_string(az, payload);
+                az.set_feed_none();
+            });
         }
         return;
     }
@@ -59,10 +66,7 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
             Some(Source::Remote) => az.flag_rule(&rules::REMOTE_PROCSUB),
             Some(_) => az.flag_rule(&rules::DECODED_TO_SHELL),
             None => {
-                if matches!(
-                    script.as_str(),
-                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
-                ) {
+                if is_stdin_path(script.as_str()) {
                     stdin_code(az, stdin, None);
                 } else if !az.run_written(script) && script.dynamic {
                     az.flag_rule(&rules::UNRESOLVED);
@@ -71,6 +75,14 @@ pub(crate) fn shell(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
         },
         _ => stdin_code(az, stdin, None),
     }
+}
+
+/// A path that reads the process's own stdin.
+pub(crate) fn is_stdin_path(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0" | "-"
+    )
 }
 
 /// A string that a shell will run (`sh -c`, `eval`): analysed; flagged when it is built at
@@ -101,7 +113,7 @@ pub(crate) fn stdin_code(az: &mut Analyzer, stdin: &Source, lang: Option<Lang>) 
                 code(az, lang, &text, true);
             }
         },
-        Source::Produced => az.flag_rule(&rules::UNRESOLVED),
+        Source::Produced | Source::Pids | Source::Found(_) => az.flag_rule(&rules::UNRESOLVED),
         Source::Plain => {}
     }
 }
@@ -122,8 +134,12 @@ pub(crate) fn eval(az: &mut Analyzer, args: &[Arg<'_>]) {
 }
 
 /// `source FILE` / `. FILE`.
-pub(crate) fn source(az: &mut Analyzer, args: &[Arg<'_>]) {
+pub(crate) fn source(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
     if let Some(file) = args.get(1) {
+        if is_stdin_path(file.as_str()) {
+            stdin_code(az, stdin, None);
+            return;
+        }
         match (&file.taint, file.dynamic) {
             (Some(Source::Remote), true) if file.as_str().starts_with("/dev/fd") => {
                 az.flag_rule(&rules::REMOTE_PROCSUB)
@@ -141,6 +157,13 @@ pub(crate) fn source(az: &mut Analyzer, args: &[Arg<'_>]) {
 
 /// `set -- a b`: the positional parameters.
 pub(crate) fn set(az: &mut Analyzer, args: &[Arg<'_>]) {
+    if args
+        .windows(2)
+        .any(|w| w[0].as_str() == "+o" && w[1].as_str() == "history")
+    {
+        // History recording switched off: covering tracks.
+        az.flag_rule(&rules::LOG_WIPE);
+    }
     if let Some(i) = args.iter().position(|a| a.as_str() == "--") {
         az.set_positional(&args[i + 1..], false);
     }
@@ -193,25 +216,20 @@ pub(crate) fn read(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) {
 /// `echo` / `printf` output, when it is known statically.
 pub(crate) fn echo(args: &[Arg<'_>]) -> Source {
     if args[1..].iter().any(|a| a.dynamic) {
-        return Source::Plain;
+        // Text only known at run time: data for a reader, unresolved code for a shell.
+        return Source::Produced;
     }
     let name = super::command_name(args[0].as_str());
     if name == "printf" {
-        let Some(format) = args.get(1) else {
+        let mut rest = &args[1..];
+        if rest.first().is_some_and(|a| a.as_str() == "--") {
+            rest = &rest[1..];
+        }
+        let Some(format) = rest.first() else {
             return Source::Plain;
         };
-        let mut values = args[2..].iter().map(|a| a.as_str());
-        let format = decode_ansi_c(format.as_str());
-        let mut out = String::new();
-        let mut parts = format.split("%s");
-        if let Some(first) = parts.next() {
-            out.push_str(first);
-        }
-        for part in parts {
-            out.push_str(values.next().unwrap_or_default());
-            out.push_str(part);
-        }
-        return Source::Literal(out);
+        let values: Vec<&str> = rest[1..].iter().map(|a| a.as_str()).collect();
+        return Source::Literal(super::printf::format(format.as_str(), &values));
     }
     let mut rest = &args[1..];
     let mut escapes = false;

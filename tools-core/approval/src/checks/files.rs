@@ -7,7 +7,6 @@ use super::super::options::{self, Item, OptSpec};
 use super::super::paths::{self, PathClass, classify};
 use super::super::rules;
 use super::super::verdict::Finding;
-use super::run;
 
 /// How a file gets written, for the finding's wording.
 #[derive(Clone, Copy)]
@@ -40,6 +39,9 @@ pub(crate) fn write_target_via(az: &mut Analyzer, target: &Arg<'_>, via: Via) {
     if super::net::is_dev_tcp(target.as_str()) {
         az.flag_rule(&rules::REVERSE_SHELL);
         return;
+    }
+    if paths::is_power_control(target.as_str()) {
+        az.flag_rule(&rules::POWER_STATE);
     }
     let class = classify(target.as_str(), target.dynamic);
     let finding = match class {
@@ -106,10 +108,12 @@ pub(crate) fn rm(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     {
         return;
     }
+    // `--rec` and other abbreviations of `--recursive` count (`options::has`).
     let recursive = name == "rm"
-        && items
+        && (items
             .iter()
-            .any(|item| matches!(item, Item::Short('r' | 'R', _) | Item::Long("recursive", _)));
+            .any(|item| matches!(item, Item::Short('r' | 'R', _)))
+            || options::has(&items, '\0', "recursive"));
     for i in options::operands(&items) {
         let target = &rest[i];
         if recursive {
@@ -183,78 +187,6 @@ pub(crate) fn wipe(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
             write_target_via(az, target, Via::Delete);
         }
     }
-}
-
-/// `find`: `-delete`, `-exec`/`-execdir`/`-ok` commands (analysed as commands), `-fprint`.
-pub(crate) fn find(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source {
-    let rest = &args[1..];
-    // Leading options (-H -L -P -D x -Ox), then start paths, then the expression.
-    let mut i = 0;
-    while i < rest.len() {
-        let w = rest[i].as_str();
-        if matches!(w, "-H" | "-L" | "-P") || w.starts_with("-O") {
-            i += 1;
-        } else if w == "-D" {
-            i += 2;
-        } else {
-            break;
-        }
-    }
-    let start_paths: Vec<&Arg<'_>> = rest[i.min(rest.len())..]
-        .iter()
-        .take_while(|a| {
-            let w = a.as_str();
-            !(w.starts_with('-') || w == "(" || w == "!" || w == ")" || w == ",")
-        })
-        .collect();
-    let worst_start = start_paths
-        .iter()
-        .map(|a| {
-            let a = az.resolve(a);
-            classify(a.as_str(), a.dynamic)
-        })
-        .find(|c| matches!(c, PathClass::Root | PathClass::SystemDir | PathClass::Home));
-    let hardline = |az: &mut Analyzer| match worst_start {
-        Some(PathClass::Root) => az.flag_rule(&rules::RM_ROOT),
-        Some(PathClass::SystemDir) => az.flag_rule(&rules::RM_SYSTEM_DIR),
-        Some(PathClass::Home) => az.flag_rule(&rules::RM_HOME),
-        _ => {}
-    };
-    let mut j = i + start_paths.len();
-    while j < rest.len() {
-        let w = rest[j].as_str();
-        match w {
-            "-delete" => {
-                az.flag_rule(&rules::FIND_DELETE);
-                hardline(az);
-            }
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let end = rest[j + 1..]
-                    .iter()
-                    .position(|a| a.as_str() == ";" || a.as_str() == "+")
-                    .map_or(rest.len(), |p| j + 1 + p);
-                let inner = &rest[j + 1..end];
-                if let Some(first) = inner.first() {
-                    let name = super::command_name(first.as_str());
-                    if name == "rm" || name == "shred" || name == "unlink" {
-                        az.flag_rule(&rules::FIND_EXEC_RM);
-                        hardline(az);
-                    }
-                    run(az, inner, &Source::Plain);
-                }
-                j = end;
-            }
-            "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
-                if let Some(target) = rest.get(j + 1) {
-                    write_target_via(az, target, Via::Redirect);
-                }
-                j += 1;
-            }
-            _ => {}
-        }
-        j += 1;
-    }
-    stdin.taint().unwrap_or_default()
 }
 
 /// True when the octal or symbolic `mode` makes a file writable by others.
@@ -841,6 +773,19 @@ pub(crate) fn partition(az: &mut Analyzer, args: &[Arg<'_>]) {
         .any(|a| paths::is_raw_device(a.as_str(), a.dynamic))
     {
         az.flag_rule(&rules::PARTITION);
+        // Erasing the whole table (`sgdisk --zap-all`, `parted DEV mklabel`, `sfdisk
+        // --delete DEV` with no partition number) loses every partition on the disk.
+        let erases = rest.iter().any(|a| {
+            let w = a.as_str();
+            matches!(w, "--zap-all" | "--zap" | "--clear" | "mklabel" | "mktable")
+                || (w.starts_with('-') && !w.starts_with("--") && w[1..].contains('Z'))
+        }) || (rest.iter().any(|a| a.as_str() == "--delete")
+            && !rest
+                .iter()
+                .any(|a| a.as_str().bytes().all(|b| b.is_ascii_digit())));
+        if erases {
+            az.flag_rule(&rules::WIPE_DEVICE);
+        }
     }
 }
 

@@ -249,6 +249,9 @@ pub(crate) fn config_setting(az: &mut Analyzer, setting: &str) {
 }
 
 fn push(az: &mut Analyzer, rest: &[Arg<'_>]) {
+    if super::inert::git_push_dry_run(rest) {
+        return;
+    }
     let spec = OptSpec {
         short_with_value: "o",
         long_with_value: &[

@@ -14,11 +14,18 @@ pub(crate) mod editors;
 pub(crate) mod exec;
 pub(crate) mod fetch;
 pub(crate) mod files;
+pub(crate) mod find;
 pub(crate) mod git;
+pub(crate) mod inert;
 pub(crate) mod infra;
 pub(crate) mod launch;
 pub(crate) mod net;
+pub(crate) mod pids;
+pub(crate) mod printf;
+pub(crate) mod secrets;
+pub(crate) mod state;
 pub(crate) mod system;
+pub(crate) mod xargs;
 
 use super::analyze::Analyzer;
 use super::model::{Arg, Source, command_name};
@@ -87,7 +94,7 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
             return Source::Plain;
         };
         let word = first.as_str();
-        if first.dynamic || word.contains(['*', '?', '[']) {
+        if first.dynamic || (word.contains(['*', '?', '[']) && !matches!(word, "[" | "[[")) {
             return dynamic_name(az, args, stdin);
         }
         let name = command_name(word);
@@ -103,20 +110,56 @@ pub(crate) fn run(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source
             return Source::Plain;
         }
         match wrappers::unwrap(az, &name, args) {
+            Unwrap::NotWrapper if inert::is_inert(&name, args) => return Source::Produced,
             Unwrap::NotWrapper => return dispatch(az, &name, args, stdin),
-            Unwrap::Inner(i) if name == "xargs" => {
-                // `xargs cmd <<< "words"`: the words are appended to the command.
-                if let Source::Literal(text) = stdin {
-                    let mut full: Vec<Arg<'_>> = args[i..].to_vec();
-                    full.extend(text.split_whitespace().map(|w| Arg::literal(w.to_string())));
-                    return run(az, &full, &Source::Plain);
-                }
-                args = &args[i..];
-            }
+            Unwrap::Inner(i) if name == "xargs" => match xargs::input(az, args, i, stdin) {
+                Some(out) => return out,
+                None => args = &args[i..],
+            },
             Unwrap::Inner(i) => args = &args[i..],
-            Unwrap::Done => return Source::Plain,
+            Unwrap::Done => {
+                if *stdin != Source::Plain && wrappers::opens_shell(&name, args) {
+                    // `echo CMD | su`, `... | sudo -s`: the shell reads its commands from
+                    // the pipe.
+                    exec::stdin_code(az, stdin, None);
+                }
+                return Source::Plain;
+            }
         }
     }
+}
+
+/// What a reader (`cat`, `head`, `tail`, ...) prints: its stdin passed along (a part of
+/// literal text is judged as the whole, an over-approximation); when it reads files, a
+/// whole file as it is (`cat f | sh` runs `f`, like `sh f`: plain), and a part or a
+/// transformation of one (`head -1 f | sh`) is content unknown here.
+fn reader_output(name: &str, args: &[Arg<'_>], stdin: &Source) -> Source {
+    let reads_file = args[1..].iter().any(|a| {
+        let w = a.as_str();
+        !w.starts_with(['-', '+']) && !w.bytes().all(|b| b.is_ascii_digit())
+    });
+    if !reads_file {
+        return stdin.clone();
+    }
+    if let Some(taint) = stdin.taint() {
+        return taint;
+    }
+    let dynamic_file = args[1..].iter().any(|a| a.dynamic);
+    match name {
+        "cat" | "tac" | "less" | "more" | "bat" if !dynamic_file => Source::Plain,
+        _ => Source::Produced,
+    }
+}
+
+/// Whether a filter names a file operand (besides its options and a pattern).
+fn reads_files(args: &[Arg<'_>]) -> bool {
+    let name = command_name(args[0].as_str());
+    let operands: Vec<&Arg<'_>> = args[1..]
+        .iter()
+        .filter(|a| !a.as_str().starts_with('-'))
+        .collect();
+    let pattern = usize::from(name == "grep");
+    operands.len() > pattern
 }
 
 fn dynamic_name(az: &mut Analyzer, args: &[Arg<'_>], stdin: &Source) -> Source {
@@ -152,11 +195,27 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         // The command's own rules still apply (`command rm` skips the function).
         az.call_function(name, &body, &args[1..]);
     }
+    if *stdin == Source::Pids {
+        if name == "kill" {
+            pids::kill_targets(az, args, stdin);
+        }
+        let out = pids::filter(name, args);
+        if out == Source::Pids {
+            return out;
+        }
+    }
+    if name == "ls"
+        && let Some(out) = pids::lister(name, args)
+        && out == Source::Pids
+    {
+        return out;
+    }
+    secrets::command(az, name, args);
     match name {
         // --- files --------------------------------------------------------------------
         "rm" | "unlink" | "rmdir" => files::rm(az, name, args),
         "shred" | "wipefs" | "blkdiscard" => files::wipe(az, name, args),
-        "find" => return files::find(az, args, stdin),
+        "find" => return find::find(az, args, stdin),
         "chmod" => files::chmod(az, args),
         "mkdir" => files::mode_option(az, args, "mp"),
         "install" => {
@@ -175,13 +234,10 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "cat" | "less" | "more" | "head" | "tail" | "od" | "hexdump" | "strings" | "bat"
         | "tac" | "nl" => {
             files::read(az, args);
-            if name == "cat" && args.len() == 1 {
-                // `cat <<EOF` / `echo x | cat`: passes its input along.
-                return stdin.clone();
-            }
-            return stdin.taint().unwrap_or_default();
+            return reader_output(name, args, stdin);
         }
         "set" => exec::set(az, args),
+        "history" | "unset" | "journalctl" => system::history(az, name, args),
         "read" => exec::read(az, args, stdin),
         "cd" | "pushd" => {
             az.change_dir(args[1..].iter().find(|a| !a.as_str().starts_with('-')));
@@ -202,11 +258,17 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" | "csh" | "tcsh"
         | "yash" | "posh" => exec::shell(az, args, stdin),
         "eval" => exec::eval(az, args),
-        "source" | "." => exec::source(az, args),
+        "source" | "." => exec::source(az, args, stdin),
         "cmd" => exec::windows_cmd(az, args),
         "powershell" | "pwsh" => exec::powershell(az, args),
         n if code::interpreter(n).is_some() => code::inline_code(az, n, args, stdin),
         "alias" => exec::alias(az, args),
+        "sort" | "uniq" | "grep" | "fold" | "shuf"
+            if matches!(stdin, Source::Literal(_)) && !reads_files(args) =>
+        {
+            // Lines kept, dropped or reordered: the literal text (a superset) as it came.
+            return stdin.clone();
+        }
         "rg" | "sort" | "man" | "ag" | "tar" | "zip" => {
             exec::program_options(az, name, args);
             files::read(az, args);
@@ -247,6 +309,12 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
             cloud::cli(az, name, args)
         }
         "echo" | "printf" => return exec::echo(args),
+        // `yes TEXT` prints TEXT (again and again).
+        "yes" => {
+            let mut echo: Vec<Arg<'_>> = vec![Arg::literal("echo")];
+            echo.extend(args[1..].iter().cloned());
+            return exec::echo(&echo);
+        }
         "base32" | "basenc" | "rev" | "tr" | "openssl" | "gunzip" | "zcat" | "bzcat" | "xzcat"
         | "uudecode" => {
             if *stdin == Source::Remote {
@@ -262,7 +330,15 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         // --- git ----------------------------------------------------------------------------
         "git" => git::git(az, args),
         // --- processes, services, system -----------------------------------------------
-        "kill" => system::kill(az, args),
+        "kill" => {
+            system::kill(az, args);
+            pids::kill_targets(az, args, stdin);
+        }
+        "ps" | "pgrep" | "pidof" => {
+            if let Some(out) = pids::lister(name, args) {
+                return out;
+            }
+        }
         "killall5" => system::killall5(az, args),
         "dbus-send" | "busctl" | "gdbus" | "qdbus" | "kexec" => system::power_bus(az, name, args),
         "cryptsetup" | "badblocks" | "hdparm" | "nvme" | "sg_format" => {
@@ -286,7 +362,12 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "crontab" => system::crontab(az, args, stdin),
         "hermes" => system::hermes(az, args),
         // --- containers, clusters, infrastructure -------------------------------------------
-        "docker" | "podman" | "nerdctl" => infra::docker(az, args),
+        "docker" | "podman" | "nerdctl" => {
+            state::engine_reset(az, args);
+            infra::docker(az, args);
+        }
+        "zpool" | "zfs" | "lvremove" | "vgremove" | "pvremove" | "lvm" | "mdadm" | "dmsetup"
+        | "vgchange" | "lvchange" => state::storage(az, name, args),
         "docker-compose" | "podman-compose" => infra::compose(az, &args[1..]),
         "kubectl" | "oc" => infra::kubectl(az, args),
         "helm" => infra::helm(az, args),
@@ -296,6 +377,7 @@ fn dispatch(az: &mut Analyzer, name: &str, args: &[Arg<'_>], stdin: &Source) -> 
         "redis-cli" | "valkey-cli" | "keydb-cli" => data::redis(az, args, stdin),
         "dropdb" | "dropuser" | "mysqladmin" | "mariadb-admin" => data::admin_drop(az, name, args),
         "mongo" | "mongosh" => data::mongo(az, args, stdin),
+        "etcdctl" | "consul" => data::kv_delete(az, name, args),
         _ => {}
     }
     if let Some(taint) = stdin.taint() {

@@ -147,6 +147,17 @@ pub(crate) fn pkill(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
             },
         ));
     }
+    let patterns: Vec<&str> = options::operands(&items)
+        .map(|i| filtered[i].as_str())
+        .collect();
+    let root_user = items.iter().any(|item| {
+        matches!(item, Item::Short('u' | 'U', Some(u)) | Item::Long("user", Some(u)) if matches!(*u, "root" | "0"))
+    });
+    if (!patterns.is_empty() && patterns.iter().all(|p| super::pids::matches_everything(p)))
+        || (root_user && patterns.is_empty())
+    {
+        az.flag_rule(&rules::KILL_ALL);
+    }
     for i in options::operands(&items) {
         let pattern = filtered[i].as_str().to_ascii_lowercase();
         if ["hermes", "gateway", "toolhost", "cli.py"]
@@ -212,6 +223,20 @@ pub(crate) fn systemctl(az: &mut Analyzer, args: &[Arg<'_>]) {
         }
         "start" | "isolate" | "restart" if power_target => {
             az.flag(Finding::with(&rules::SHUTDOWN, "systemctl poweroff/reboot"));
+        }
+        v if super::state::is_power_state(v) => az.flag_rule(&rules::POWER_STATE),
+        "start" | "isolate" | "restart" | "reload-or-restart" | "try-restart"
+            if units.iter().copied().any(super::state::is_power_state) =>
+        {
+            az.flag_rule(&rules::POWER_STATE);
+        }
+        "isolate" | "default" => az.flag_rule(&rules::SERVICE_STOP),
+        "enable" | "link" | "reenable" if units.iter().any(|u| u.contains('/')) => {
+            // A unit file from an arbitrary path made part of the system (persistence).
+            az.flag(Finding::with(
+                &rules::SYSTEM_CONFIG,
+                "unit file from an arbitrary path linked into systemd",
+            ));
         }
         v if STOP_ACTIONS.contains(&v) => az.flag_rule(&rules::SERVICE_STOP),
         _ => {}
@@ -291,6 +316,12 @@ pub(crate) fn loginctl(az: &mut Analyzer, args: &[Arg<'_>]) {
     {
         az.flag_rule(&rules::SHUTDOWN);
     }
+    if args[1..]
+        .iter()
+        .any(|a| super::state::is_power_state(a.as_str()))
+    {
+        az.flag_rule(&rules::POWER_STATE);
+    }
 }
 
 /// Firewall flushes and disables.
@@ -328,6 +359,25 @@ pub(crate) fn firewall(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
     };
     if flagged {
         az.flag_rule(&rules::FIREWALL);
+    }
+    if super::state::firewall_lockout(name, &words) {
+        az.flag_rule(&rules::FIREWALL_LOCKOUT);
+    }
+}
+
+/// Wiping the shell history or the journal: `history -c`, `unset HISTFILE`,
+/// `journalctl --vacuum-time=1s`, `journalctl --rotate --vacuum-size=1`.
+pub(crate) fn history(az: &mut Analyzer, name: &str, args: &[Arg<'_>]) {
+    let words = args[1..].iter().map(|a| a.as_str());
+    let wipes = match name {
+        "history" => words
+            .clone()
+            .any(|w| w.starts_with('-') && w[1..].contains(['c', 'd', 'w'])),
+        "unset" => words.clone().any(|w| w.starts_with("HIST")),
+        _ => words.clone().any(|w| w.starts_with("--vacuum")),
+    };
+    if wipes {
+        az.flag_rule(&rules::LOG_WIPE);
     }
 }
 

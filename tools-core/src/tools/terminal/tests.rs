@@ -592,3 +592,30 @@ fn idle_environments_are_reaped_unless_background_processes_run() {
             .contains(&"busy".to_string())
     );
 }
+
+#[test]
+fn the_result_says_when_a_human_lifted_the_floor_and_only_then() {
+    use super::floor_note;
+    use crate::environments::BackendKind;
+    use crate::environments::TerminalSettings;
+    use crate::environments::settings::ConfineMode;
+    let with = |confine: ConfineMode| {
+        let mut s = TerminalSettings::default();
+        s.local.confine = confine;
+        s
+    };
+    let table = [
+        (BackendKind::Local, ConfineMode::Verdict, true, true),
+        (BackendKind::Local, ConfineMode::Verdict, false, false),
+        (BackendKind::Local, ConfineMode::Floor, true, false),
+        (BackendKind::Local, ConfineMode::Off, true, false),
+        (BackendKind::Docker, ConfineMode::Verdict, true, false),
+    ];
+    for (kind, confine, human, noted) in table {
+        assert_eq!(
+            floor_note(kind, &with(confine), human).is_some(),
+            noted,
+            "{kind:?} {confine:?} human={human}"
+        );
+    }
+}
