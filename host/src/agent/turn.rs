@@ -40,6 +40,11 @@ const CONTINUE_PROMPT: &str = "[System: Your previous response was truncated by 
     length limit. Continue exactly where you left off. Do not restart or repeat prior text. \
     Finish the answer directly.]";
 
+/// Hermes' request for a final answer when a turn reaches its model-call limit.
+const SUMMARY_REQUEST: &str = "You've reached the maximum number of tool-calling iterations \
+    allowed. Please provide a final response summarizing what you've found and accomplished \
+    so far, without calling any more tools.";
+
 /// What the loop does after a reply without tool calls.
 enum Step {
     /// Call the model again.
@@ -180,11 +185,10 @@ impl Agent {
                 return end("Interrupted.".into(), TurnEnd::Interrupted, calls, usage);
             }
             if calls >= self.max_turns {
-                let text = format!(
-                    "Stopped: reached the limit of {} model calls in one turn without a final answer.",
-                    self.max_turns
-                );
-                return end(text, TurnEnd::TurnLimit, calls, usage);
+                let text = self
+                    .summary_at_limit(conversation, &mut usage, cancel)
+                    .await;
+                return end(text, TurnEnd::TurnLimit, calls + 1, usage);
             }
             calls += 1;
             (self.events)(AgentEvent::ModelCall(calls));
@@ -232,6 +236,40 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// The turn reached its model-call limit: as Hermes does, ask once more, with tools
+    /// refused (`tool_choice: "none"`), for a final answer that sums up the work. The
+    /// turn still ends as `TurnLimit` (exit 3 of `toolhost run`); its text is that answer,
+    /// or a notice when there is none.
+    async fn summary_at_limit(
+        &self,
+        conversation: &mut Conversation,
+        usage: &mut Usage,
+        cancel: &CancellationToken,
+    ) -> String {
+        let stopped = format!(
+            "Stopped: reached the limit of {} model calls in one turn without a final answer.",
+            self.max_turns
+        );
+        (self.events)(AgentEvent::Notice(format!(
+            "reached the limit of {} model calls; asking the model for a final answer",
+            self.max_turns
+        )));
+        self.record(conversation, vec![Message::user(SUMMARY_REQUEST)]);
+        let none = serde_json::Value::from("none");
+        let Ok(completion) = self.ask(conversation, Some(&none), cancel).await else {
+            return stopped;
+        };
+        usage.add(completion.usage);
+        let mut message = completion.message;
+        message.tool_calls.clear();
+        let text = message.content_text();
+        if text.trim().is_empty() {
+            return stopped;
+        }
+        self.record(conversation, vec![message]);
+        text
     }
 
     /// A reply without tool calls: the answer, or an empty or cut-off reply that is

@@ -367,7 +367,37 @@ async fn the_turn_budget_spills_the_largest_result() {
 }
 
 #[tokio::test]
-async fn the_model_call_limit_ends_the_turn() {
+async fn the_model_call_limit_asks_once_more_for_a_final_answer_without_tools() {
+    let call = |id: &str| scripted::tool_calls(&[(id, "echo", &format!(r#"{{"text":"{id}"}}"#))]);
+    let s = setup_with(
+        vec![call("a"), call("b"), scripted::text("all done")],
+        |_, a| a.max_turns = 2,
+    )
+    .await;
+    let (_, out) = turn(&s, "go").await;
+    assert_eq!(out.end, TurnEnd::TurnLimit);
+    assert_eq!(out.text, "all done");
+    assert_eq!(out.model_calls, 3);
+    let bodies: Vec<Value> = s.server.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[2]["tool_choice"], "none");
+    let last = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("maximum number of tool-calling")
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_still_calls_tools_at_the_limit_ends_with_the_notice() {
     let call = |id: &str| scripted::tool_calls(&[(id, "echo", &format!(r#"{{"text":"{id}"}}"#))]);
     let s = setup_with(vec![call("a"), call("b"), call("c")], |_, a| {
         a.max_turns = 2
@@ -375,8 +405,13 @@ async fn the_model_call_limit_ends_the_turn() {
     .await;
     let (_, out) = turn(&s, "go").await;
     assert_eq!(out.end, TurnEnd::TurnLimit);
-    assert_eq!(out.model_calls, 2);
-    assert_eq!(s.server.requests().len(), 2);
+    assert!(
+        out.text
+            .starts_with("Stopped: reached the limit of 2 model calls"),
+        "{}",
+        out.text
+    );
+    assert_eq!(s.server.requests().len(), 3);
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! `toolhost run` against a real model server: llama-cpp-python's OpenAI-compatible
 //! server with SmolLM2-135M-Instruct (`.ci/setup-model.sh`), streamed and not streamed,
 //! on a task that makes the model call a tool. Asserts the whole round trip: the tool
-//! call, its result sent back, a final answer, exit code 0 (docs/model-servers.md).
+//! call, its result sent back, a final answer, and the exit code that goes with how the
+//! turn ended: 0 answered, or 3 at the model-call limit with the final answer the loop
+//! asked for (docs/model-servers.md).
 
 use std::process::Output;
 
@@ -40,8 +42,13 @@ fn run_task(stream: bool) -> Output {
 fn assert_round_trip(out: &Output) {
     let transcript: Value = stdout_json(out);
     let err = stderr(out);
-    assert_eq!(out.status.code(), Some(0), "stderr: {err}\n{transcript}");
-    assert_eq!(transcript["end"], "completed", "{transcript}");
+    // A 135M model may keep calling tools until the limit; the loop then asks it, with
+    // tools refused, for a final answer (as Hermes does), and exits 3 with that answer.
+    match transcript["end"].as_str() {
+        Some("completed") => assert_eq!(out.status.code(), Some(0), "stderr: {err}\n{transcript}"),
+        Some("turn_limit") => assert_eq!(out.status.code(), Some(3), "stderr: {err}\n{transcript}"),
+        other => panic!("the turn ended {other:?}; stderr: {err}\n{transcript}"),
+    }
     let messages = transcript["messages"].as_array().expect("messages");
     let call = messages
         .iter()
@@ -61,6 +68,15 @@ fn assert_round_trip(out: &Output) {
     assert!(!answer.trim().is_empty(), "empty answer: {transcript}");
     let last = messages.last().expect("a last message");
     assert_eq!(last["role"], "assistant", "{transcript}");
+    assert!(
+        last["tool_calls"].as_array().is_none_or(|c| c.is_empty()),
+        "{transcript}"
+    );
+    assert_eq!(
+        last["content"].as_str().unwrap_or_default(),
+        answer,
+        "{transcript}"
+    );
     assert!(model_calls(&transcript) >= 2, "{transcript}");
     assert!(!err.contains("sk-local-test-key"), "{err}");
 }

@@ -61,6 +61,7 @@ async fn run_json_prints_the_transcript_and_the_turn_limit_exit_code() {
     let server = ScriptedServer::start(vec![
         scripted::tool_calls(&[("a", "todo", "{}")]),
         scripted::tool_calls(&[("b", "todo", r#"{"merge":true}"#)]),
+        scripted::text("summed up"),
     ])
     .await
     .unwrap();
@@ -80,8 +81,10 @@ async fn run_json_prints_the_transcript_and_the_turn_limit_exit_code() {
     assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["end"], "turn_limit");
-    assert_eq!(v["model_calls"], 2);
-    assert_eq!(v["usage"]["total_tokens"], 30);
+    // Two calls, then Hermes' request for a final answer without tools.
+    assert_eq!(v["model_calls"], 3);
+    assert_eq!(v["text"], "summed up");
+    assert_eq!(v["usage"]["total_tokens"], 45);
     assert!(v["session_id"].as_str().is_some());
     assert_eq!(v["messages"][1]["content"], "loop forever");
 }

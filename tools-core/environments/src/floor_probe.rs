@@ -8,10 +8,14 @@
 
 use std::path::{Path, PathBuf};
 
-/// The probe's source; argv: `<config.toml to rewrite> <pid of toolhost>`. Prints one
-/// line per attempt: `<name> ok` or `<name> denied <errno>`.
+/// The probe's source; argv: `<config.toml to rewrite> <pid of toolhost>`, or, with no
+/// arguments, the same two lines from `probe.args` beside it (so a shell line running it
+/// names neither the home nor the config, and the analyser has nothing to judge). The
+/// config is opened at its real path (a symlinked home must be protected there). Prints
+/// one line per attempt: `<name> ok` or `<name> denied <errno>`.
 pub const SOURCE: &str = r#"
 import os, sys
+ARGS = sys.argv[1:] or open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.args")).read().split("\n")
 def attempt(name, fn):
     try:
         fn()
@@ -24,13 +28,13 @@ def system_write():
         f.write("probe")
     os.remove(path)
 def config_rewrite():
-    with open(sys.argv[1], "w") as f:
+    with open(os.path.realpath(ARGS[0]), "w") as f:
         f.write('[approvals]\nmode = "off"\n')
 attempt("system_write", system_write)
 attempt("config_rewrite", config_rewrite)
 attempt("kill_all", lambda: os.kill(-1, 0))
 attempt("kill_init", lambda: os.kill(1, 0))
-attempt("kill_toolhost", lambda: os.kill(int(sys.argv[2]), 0))
+attempt("kill_toolhost", lambda: os.kill(int(ARGS[1]), 0))
 sys.stdout.flush()
 "#;
 
@@ -66,11 +70,13 @@ impl Probe {
         std::fs::write(toolhost_home.path().join("config.toml"), CONFIG)?;
         let script = dir.path().join("probe.py");
         std::fs::write(&script, SOURCE)?;
-        Ok(Probe {
+        let probe = Probe {
             dir,
             toolhost_home,
             script,
-        })
+        };
+        std::fs::write(probe.dir.path().join("probe.args"), probe.args().join("\n"))?;
+        Ok(probe)
     }
 
     /// The config file the probe aims at.
@@ -86,10 +92,10 @@ impl Probe {
         ]
     }
 
-    /// A shell line running the probe (for terminal-like paths).
+    /// A shell line running the probe (for terminal-like paths): it names only the
+    /// script, which reads its arguments from `probe.args`.
     pub fn shell_line(&self) -> String {
-        let [config, pid] = self.args();
-        format!("python3 '{}' '{config}' {pid}", self.script.display())
+        format!("python3 '{}'", self.script.display())
     }
 
     /// The attempts that succeeded in `output` (empty = all denied), plus any attempt

@@ -296,7 +296,7 @@ static OPEN_FOR_WRITE: LiteralRegex =
     LiteralRegex::new(r#"open\s*\([^)]*(?:,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|['"]\s*\+?>)"#);
 
 static SHELL_STRINGS: LiteralRegex = LiteralRegex::new(
-    r#"(?:system|system2|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script|os\.execute|io\.popen|execute|shell)\s*\(?\s*(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*\[?\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
+    r#"\b(?:system|system2|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen|getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|do shell script|os\.execute|io\.popen|execute|shell)(?:\s*\(\s*|\s+)(?:\[\s*)?[rbuf]?(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')((?:\s*,\s*\[?\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'))*)"#,
 );
 
 static LIST_ITEM: LiteralRegex = LiteralRegex::new(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'"#);
@@ -484,6 +484,32 @@ mod tests {
                 pattern,
                 pattern.check()
             );
+        }
+    }
+
+    /// Names of shell-running functions only count as calls: a word that ends in one of
+    /// them inside a string (`'echo from-shell'`) does not make the text after it a
+    /// command (it used to, and `print(terminal('echo from-shell')['output'])` in an
+    /// execute_code script was refused as an unparseable command).
+    #[test]
+    fn a_function_name_inside_a_string_is_not_a_call() {
+        for script in [
+            "python3 - <<'EOF'\nprint(terminal('echo from-shell')['output'])\nEOF",
+            "python3 - <<'EOF'\nx = 'make run'['a']\nEOF",
+            "python3 -c \"print(d['exec'], 'system')\"",
+        ] {
+            let verdict = crate::detect::detect(script);
+            assert!(!verdict.dangerous(), "{script}: {verdict:?}");
+        }
+    }
+
+    #[test]
+    fn a_call_with_a_space_before_its_string_is_still_judged() {
+        for script in [
+            "perl -e 'system \"rm -rf /\"'",
+            "python3 -c 'import os; os.system(\"rm -rf /\")'",
+        ] {
+            assert!(crate::detect::detect(script).hardline(), "{script}");
         }
     }
 }
