@@ -140,7 +140,7 @@ const DOTFILES: &[&str] = &[
     ".pgpass",
 ];
 
-/// The home's protected entries: [`DOTFILES`] and every other entry whose name starts
+/// The home's protected entries: `DOTFILES` and every other entry whose name starts
 /// with `.`, except `.cache` (build and package caches stay writable).
 pub fn home_dotfiles(home: &Path) -> Vec<PathBuf> {
     let home = canonical(home);

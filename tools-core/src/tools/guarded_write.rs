@@ -5,7 +5,7 @@
 //! nobody to ask they are refused with a JSON error. A write into a skill is scanned by
 //! the skills guard first (a blocking finding refuses it before anyone is asked).
 //! `config.toml`, `state/`, `plugins/` and `cron/` are refused outright by
-//! [`super::file_guard`]; this module covers what a human may allow.
+//! `super::file_guard`; this module covers what a human may allow.
 //!
 //! Paths are compared with the home as given and canonical ([`Home::spellings`]), and
 //! with the write's target as written and resolved (issue #30, docs/guarded-writes.md,
