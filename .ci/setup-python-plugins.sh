@@ -8,9 +8,9 @@
 #     working directory, plus a post_tool_call hook (no dependencies);
 #   - hermes-dreaming: six dreaming_* tools over MEMORY.md / USER.md under ~/.hermes
 #     (filelock, PyYAML).
-# And the random sample of issue #28 (docs/python-plugins.md, "PyPI sample": seed 2828
+# And the random sample of Hermes plugins (docs/python-plugins.md, "PyPI sample": seed 2828
 # over the package list's Hermes plugins; the ones that load under Hermes 0.19.0 and
-# need no outside service), driven by tests/tests/suite/pyplug_pypi_sample.rs:
+# need no outside service), driven by tests/tests/suite/pyplug_hermes_pypi.rs:
 #   - openwolf-hermes: pre_tool_call bookkeeping in a project's .wolf/ directory;
 #   - agentguard-spend-hermes: approval observers (and LLM middleware, not served);
 #   - html-to-markdown-hermes-plugin: one tool bridging to a local MCP CLI, skills;

@@ -1,4 +1,4 @@
-//! The doors of issue #30 through the real tools and the real approval engine, with no
+//! Every door that runs code (docs/terminal.md, "The kernel floor") through the real tools and the real approval engine, with no
 //! human present: a probe the analyser cannot read (a Python file written outside
 //! toolhost) tries a write under a system directory, a rewrite of toolhost's
 //! `config.toml`, and signal 0 to every process, to PID 1 and to toolhost. Every attempt

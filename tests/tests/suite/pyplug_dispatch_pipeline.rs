@@ -1,5 +1,5 @@
-//! A Python plugin's `ctx.dispatch_tool` runs the host's whole dispatch pipeline (issue
-//! #30): a policy plugin's `pre_tool_call` deny rule — another plugin's or the calling
+//! A Python plugin's `ctx.dispatch_tool` runs the host's whole dispatch pipeline
+//! (docs/python-plugins.md): a policy plugin's `pre_tool_call` deny rule — another plugin's or the calling
 //! plugin's own, served by its process while it waits — applies to dispatched calls,
 //! and nothing is dispatched before the host routes it through its pipeline. Real
 //! `python3` plugin processes, written by the tests.

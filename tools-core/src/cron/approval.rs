@@ -3,9 +3,9 @@
 //! A job with a `script` (run before the agent, or as the whole job with `no_agent`)
 //! runs that file on every tick with nobody watching, so creating one is a decision
 //! only a human may take: the `cronjob` tool asks through the approval gate's prompt
-//! and, with nobody to ask, refuses (issue #30: `write_file` into `<home>/scripts`,
-//! then a `no_agent` job, then `cronjob run` ran a script every minute with no human
-//! anywhere). An update that changes what such a job runs (its script, `no_agent`, its
+//! and, with nobody to ask, refuses (docs/guarded-writes.md; before it, `write_file`
+//! into `<home>/scripts`, then a `no_agent` job, then `cronjob run` ran a script every
+//! minute with no human anywhere). An update that changes what such a job runs (its script, `no_agent`, its
 //! working directory) is asked the same way. Jobs that only prompt the agent need no
 //! approval: the agent's own tool calls go through the gate when the job runs.
 //! The result says what was approved (docs/hermes/cron.md, "Where toolhost differs").

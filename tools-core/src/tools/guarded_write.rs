@@ -8,7 +8,7 @@
 //! `super::file_guard`; this module covers what a human may allow.
 //!
 //! Paths are compared with the home as given and canonical ([`Home::spellings`]), and
-//! with the write's target as written and resolved (issue #30, docs/guarded-writes.md,
+//! with the write's target as written and resolved (docs/guarded-writes.md,
 //! "Writes that become code later").
 
 use std::path::{Component, Path};

@@ -1,4 +1,4 @@
-//! Issue #30's text doors, through the real tools and the real approval engine: writes
+//! The text doors (docs/guarded-writes.md), through the real tools and the real approval engine: writes
 //! into `<home>/scripts` and `<home>/skills`, cron jobs that run a script, a symlinked
 //! home, and secret files reached through a hard link. "Nobody to ask" is the approval
 //! engine with no surface; "a human" is a callback that answers.

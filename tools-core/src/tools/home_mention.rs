@@ -3,7 +3,7 @@
 //! The analyser recognises toolhost's home by name (`$TOOLHOST_HOME`,
 //! `~/.config/toolhost`), not by where a custom or symlinked home really is: with
 //! `TOOLHOST_HOME` a symlink, `cd <real path> && … > config.toml` rewrote the config
-//! unasked (issue #30). So before the analyser, a command (or text for a background
+//! unasked. So before the analyser, a command (or text for a background
 //! shell) that names the home — as given or as its real path ([`Home::spellings`]) —
 //! followed by nothing (the home itself: a `cd` there) or by one of the protected
 //! entries (`config.toml`, `state`, `plugins`, `scripts`, `skills`, `cron`) is put to

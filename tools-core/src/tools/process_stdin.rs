@@ -4,7 +4,7 @@
 //! so that text is a command like any other: it goes through the same gate as the
 //! `terminal` tool's commands (the same analyser, the same human prompt, the same
 //! fail-closed answer when nobody can be asked). Before this, `process submit` with
-//! `rm -rf ~/docs` deleted the folder unasked (issue #30).
+//! `rm -rf ~/docs` deleted the folder unasked (docs/guarded-writes.md).
 //!
 //! What is judged is the whole unfinished input, not one call's piece of it: the text
 //! written since the process's last newline plus this call's text, so `write("rm -rf ")`

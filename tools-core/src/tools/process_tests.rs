@@ -1,5 +1,5 @@
 //! `process write` / `submit` through the real approval engine with nobody to ask: text
-//! sent to a background shell is judged like a terminal command (issue #30).
+//! sent to a background shell is judged like a terminal command (docs/guarded-writes.md).
 
 use std::path::Path;
 use std::sync::Arc;
