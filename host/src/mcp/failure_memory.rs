@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::config::ResolvedServer;
-use super::listing_cache::{listing_key, now_secs, save_state};
+use super::listing_cache::{listing_key, load_state, now_secs, save_state};
 use super::naming::sanitize;
 
 /// Back-off after the first failure.
@@ -70,11 +70,7 @@ impl FailureMemory {
     }
 
     fn read(&self, server: &ResolvedServer) -> Option<(u64, u32, String)> {
-        let text = std::fs::read_to_string(self.file(&server.name)).ok()?;
-        let value: Value = serde_json::from_str(&text).ok()?;
-        if value.get("key").and_then(Value::as_str) != Some(listing_key(server).as_str()) {
-            return None;
-        }
+        let value = load_state(&self.file(&server.name), server)?;
         let written = value.get("written").and_then(Value::as_u64)?;
         let failures = value
             .get("failures")

@@ -42,11 +42,7 @@ impl ListingCache {
     /// The cached tools of `server`, when the listing is fresh and was made for the
     /// section as it is now.
     pub fn load(&self, server: &ResolvedServer) -> Option<ToolListing> {
-        let text = std::fs::read_to_string(self.file(&server.name)).ok()?;
-        let value: Value = serde_json::from_str(&text).ok()?;
-        if value.get("key").and_then(Value::as_str) != Some(listing_key(server).as_str()) {
-            return None;
-        }
+        let value = load_state(&self.file(&server.name), server)?;
         let written = value.get("written").and_then(Value::as_u64)?;
         let age = now_secs().saturating_sub(written);
         if Duration::from_secs(age) > MAX_AGE {
@@ -100,6 +96,15 @@ pub(super) fn listing_key(server: &ResolvedServer) -> String {
         server.tools
     );
     format!("{:016x}", fnv1a(basis.bytes()))
+}
+
+/// The state file at `path` (a listing or a failure record), when it was written for
+/// `server`'s section as it is now ([`listing_key`]).
+pub(super) fn load_state(path: &Path, server: &ResolvedServer) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let value: Value = serde_json::from_str(&text).ok()?;
+    let key = value.get("key").and_then(Value::as_str)?;
+    (key == listing_key(server)).then_some(value)
 }
 
 /// Write `value` to `path` under `dir` (created), atomically; a failure is logged at
